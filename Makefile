@@ -1,0 +1,53 @@
+# forkscale: the single entry point. `make run` is the main job, `make check` the
+# test command; see README.md.
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+
+FLAVOR ?= debug
+SMP ?= 2
+CACHE ?= $(HOME)/.cache/forkscale
+OUT ?= $(CURDIR)/out
+export FLAVOR SMP CACHE
+
+# Evaluated when a recipe runs, i.e. after `kernel` has made them exist.
+KDIR = $(shell kernel/kernel.sh kdir)
+KSRC = $(shell kernel/kernel.sh source)
+BZIMAGE = $(KDIR)/arch/x86/boot/bzImage
+INITRD := $(OUT)/$(FLAVOR)/initramfs.cpio.gz
+KBUILD_MODULE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=1 RUSTC=/usr/bin/rustc \
+	RUSTDOC=/usr/bin/rustdoc
+
+.PHONY: all deps kernel module selftests initramfs run check vm clean
+all: initramfs
+
+deps:
+	@scripts/deps.sh
+
+kernel: deps
+	@kernel/kernel.sh build > /dev/null
+
+module: kernel
+	@$(KBUILD_MODULE) modules
+
+selftests: kernel
+	@$(MAKE) -s -C selftests/forkscale KSRC=$(KSRC) OUT=$(OUT)/selftests
+
+initramfs: module selftests
+	@mkdir -p $(dir $(INITRD))
+	@qemu/mkinitramfs.sh $(INITRD) $(OUT)/selftests rust/forkscale.ko
+
+run: initramfs
+	@echo "run: booting $(FLAVOR) kernel under $$(qemu/accel.sh) with $(SMP) vCPUs"
+	@qemu/run-vm.sh $(BZIMAGE) $(INITRD) $(OUT)/run run
+	@qemu/report.sh $(OUT)/run
+
+check: initramfs
+	@tests/check.sh $(BZIMAGE) $(INITRD) $(KDIR) $(OUT)/check
+
+# An interactive guest shell on this terminal (Ctrl-a x quits).
+vm: initramfs
+	@qemu/run-vm.sh $(BZIMAGE) $(INITRD) $(OUT)/vm shell
+
+clean:
+	@if [ -d "$(KDIR)" ]; then $(KBUILD_MODULE) clean; fi
+	rm -rf $(OUT)

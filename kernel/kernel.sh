@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Prepare, configure and build the patched kernel, cached outside the checkout.
+#
+#   kernel.sh key      print the cache key of FLAVOR's build
+#   kernel.sh source   make sure the patched source tree exists, print its path
+#   kernel.sh build    make sure FLAVOR's build exists, print its path (the KDIR)
+#   kernel.sh kdir     print the KDIR path without building (may not exist)
+#
+# Cache layout, under $CACHE:
+#   base/            git repository of the Debian tarball, one commit tagged forkscale-base
+#   src/<series>/    worktree of base with kernel/patches/series applied by `git am`
+#   build/<key>/     O= build of src/<series> for one flavour; valid once .done exists
+#
+# <series> hashes the patches; <key> hashes the patches, the config fragments and the
+# toolchain versions, so an unchanged tree is never rebuilt. Entries appear only when
+# complete: everything is made under a .tmp name and renamed at the end, except the O=
+# build directory, which Kbuild cannot move and which is marked valid by .done.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${CACHE:-$HOME/.cache/forkscale}
+FLAVOR=${FLAVOR:-debug}
+TARBALL=${TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+SERIES_DIR=${SERIES_DIR:-$top/kernel/patches}
+CONFIG_DIR=${CONFIG_DIR:-$top/kernel/configs}
+JOBS=${JOBS:-$(nproc)}
+# The rustup toolchain first in PATH has no rust-src; Debian's rustc-web does.
+KMAKE=(make LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
+       BINDGEN="${BINDGEN:-$(command -v bindgen || echo bindgen)}")
+
+die() { echo "kernel: error: $*" >&2; exit 1; }
+log() { echo "kernel: $*" >&2; }
+
+check_inputs() {
+	case $FLAVOR in
+	perf|debug) ;;
+	*) die "unknown FLAVOR '$FLAVOR' (expected perf or debug)" ;;
+	esac
+	[ -f "$TARBALL" ] || die "kernel source tarball $TARBALL not found (apt-get install linux-source-6.12)"
+	[ -f "$SERIES_DIR/series" ] || die "no series file in $SERIES_DIR"
+	local p
+	while read -r p; do
+		[ -f "$SERIES_DIR/$p" ] || die "series lists $p, which is not in $SERIES_DIR"
+	done < <(series_patches)
+}
+
+# Patch names from the series file, without comments or blank lines.
+series_patches() {
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$SERIES_DIR/series" | grep -v '^$' || true
+}
+
+series_hash() {
+	{
+		echo "tarball $(basename "$TARBALL") $(stat -c %s "$TARBALL")"
+		local p
+		while read -r p; do
+			echo "patch $p"
+			cat "$SERIES_DIR/$p"
+		done < <(series_patches)
+	} | sha256sum | cut -c1-12
+}
+
+toolchain_versions() {
+	/usr/bin/rustc --version
+	"${KMAKE[-1]#BINDGEN=}" --version 2>/dev/null || echo "bindgen missing"
+	clang --version | head -n1
+	ld.lld --version | head -n1
+}
+
+build_key() {
+	{
+		echo "series $(series_hash)"
+		echo "flavor $FLAVOR"
+		cat "$CONFIG_DIR/base.config" "$CONFIG_DIR/$FLAVOR.config"
+		toolchain_versions
+	} | sha256sum | cut -c1-12
+}
+
+# One git commit holding the pristine Debian source.
+prepare_base() {
+	local base=$CACHE/base
+	[ -d "$base/.git" ] && return 0
+	local tmp=$CACHE/base.tmp
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	log "unpacking $TARBALL (once)"
+	tar -xf "$TARBALL" -C "$tmp" --strip-components=1
+	log "committing the base tree (once)"
+	git -C "$tmp" init -q -b base
+	git -C "$tmp" add -A -f  # Debian's .gitignore ignores the top level
+	GIT_AUTHOR_DATE="2025-01-01T00:00:00Z" GIT_COMMITTER_DATE="2025-01-01T00:00:00Z" \
+	git -C "$tmp" -c user.name=forkscale -c user.email=forkscale@localhost \
+		commit -q -m "Debian linux-source-6.12 ($(basename "$TARBALL"))"
+	git -C "$tmp" tag forkscale-base
+	mv "$tmp" "$base"
+}
+
+prepare_source() {
+	prepare_base
+	local src=$CACHE/src/$(series_hash)
+	if [ -d "$src" ]; then
+		echo "$src"
+		return 0
+	fi
+	local tmp=$src.tmp
+	mkdir -p "$CACHE/src"
+	git -C "$CACHE/base" worktree remove --force "$tmp" 2>/dev/null || rm -rf "$tmp"
+	git -C "$CACHE/base" worktree prune
+	log "checking out a tree for series $(series_hash)"
+	git -C "$CACHE/base" worktree add -q --detach "$tmp" forkscale-base
+	local p
+	while read -r p; do
+		if ! GIT_COMMITTER_DATE="2025-01-01T00:00:00Z" git -C "$tmp" -c user.name=forkscale \
+			-c user.email=forkscale@localhost am -q --keep-cr "$SERIES_DIR/$p" >/dev/null 2>&1; then
+			git -C "$tmp" am --abort >/dev/null 2>&1 || true
+			git -C "$CACHE/base" worktree remove --force "$tmp"
+			die "patch $p does not apply (series in $SERIES_DIR)"
+		fi
+	done < <(series_patches)
+	git -C "$CACHE/base" worktree move "$tmp" "$src"
+	echo "$src"
+}
+
+# Options the fragments ask for that Kconfig dropped (e.g. CONFIG_RUST when Rust is not
+# available) would silently change what we test, so treat them as errors.
+check_config() {
+	local out=$1 frag line missing=""
+	for frag in "$CONFIG_DIR/base.config" "$CONFIG_DIR/$FLAVOR.config"; do
+		while read -r line; do
+			case $line in CONFIG_*=*) ;; *) continue ;; esac
+			grep -qxF "$line" "$out/.config" || missing="$missing $line"
+		done < "$frag"
+	done
+	[ -z "$missing" ] || die "config fragments not honoured by Kconfig:$missing"
+}
+
+build() {
+	local src out key
+	src=$(prepare_source)
+	key=$(build_key)
+	out=$CACHE/build/$key
+	if [ -f "$out/.done" ]; then
+		echo "$out"
+		return 0
+	fi
+	mkdir -p "$out"
+	log "building FLAVOR=$FLAVOR in $out (series $(series_hash))"
+	local start=$SECONDS
+	"${KMAKE[@]}" -C "$src" O="$out" -s tinyconfig >&2
+	(cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" .config \
+		"$CONFIG_DIR/base.config" "$CONFIG_DIR/$FLAVOR.config" >/dev/null)
+	"${KMAKE[@]}" -C "$src" O="$out" -s olddefconfig >&2
+	check_config "$out"
+	"${KMAKE[@]}" -C "$src" O="$out" -j"$JOBS" bzImage modules >&2
+	echo "$key $FLAVOR $((SECONDS - start))s" > "$out/.done"
+	log "built FLAVOR=$FLAVOR in $((SECONDS - start))s"
+	echo "$out"
+}
+
+cmd=${1:-build}
+check_inputs
+case $cmd in
+key) build_key ;;
+source) prepare_source ;;
+build) build ;;
+kdir) echo "$CACHE/build/$(build_key)" ;;
+*) die "unknown command '$cmd'" ;;
+esac

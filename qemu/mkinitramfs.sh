@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Build the guest initramfs: static busybox, our init and runners, the static
+# test binaries and the module.
+#   mkinitramfs.sh <output.cpio.gz> <test-bin-dir> <module.ko>
+set -euo pipefail
+out=$1 tests=$2 ko=$3
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,lib/modules,forkscale/tests}
+cp /bin/busybox "$root/bin/busybox"
+for applet in $(/bin/busybox --list); do
+	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+done
+install -m 0755 "$here/guest/init" "$root/init"
+install -m 0755 "$here/guest/run-tests" "$here/guest/run-report" "$root/forkscale/"
+cp -a "$tests"/. "$root/forkscale/tests/"
+mv "$root/forkscale/tests/tests.list" "$root/forkscale/tests.list"
+install -m 0644 "$ko" "$root/lib/modules/forkscale.ko"
+(cd "$root" && find . -print0 | sort -z | cpio --null -o -H newc --quiet) | gzip -1 > "$out.tmp"
+mv "$out.tmp" "$out"

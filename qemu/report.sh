@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Print the human report of `make run` from what the guest wrote.
+#   report.sh <vm-outdir>
+set -euo pipefail
+dir=$1
+get() { sed -n "s/^report $1=//p" "$dir/results.log" | head -n 1; }
+accel=$(cat "$dir/accel")
+case $accel in
+tcg) accel_text="TCG (software emulation: absolute rates are emulation figures, not hardware ones)" ;;
+kvm) accel_text="KVM" ;;
+*) accel_text=$accel ;;
+esac
+cat <<REPORT
+
+forkscale run report
+  kernel:       $(get kernel) (FLAVOR=${FLAVOR:-debug})
+  accelerator:  $accel_text
+  vCPUs:        $(get vcpus) (host CPUs: $(nproc))
+  module:       $(get module)
+  workload:     $(get workload_tasks) tasks, $(get workload_seconds) s per loop
+    fork+exit+wait:        $(get workload_fork_exit_wait_per_s) ops/s
+    pthread create+join:   $(get workload_thread_create_join_per_s) ops/s
+    errors:                $(get workload_errors)
+  rmmod:        $(get unload)
+REPORT
+[ "$(get workload_errors)" = 0 ] && [ "$(get unload)" = ok ]

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Boot the forkscale kernel once and collect what the guest reports.
+#   run-vm.sh <bzImage> <initramfs> <outdir> <mode> [kernel args...]
+# Environment: SMP (vCPUs, default 2), TIMEOUT (seconds, default 900), ACCEL.
+# Writes <outdir>/console.log (ttyS0) and <outdir>/results.log (ttyS1).
+# Exits 0 only if the guest ran to its end marker and the console shows no
+# panic, oops, WARNING or BUG; otherwise prints why and the console tail.
+set -uo pipefail
+kernel=$1 initrd=$2 out=$3 mode=$4
+shift 4
+here=$(cd "$(dirname "$0")" && pwd)
+smp=${SMP:-2}
+timeout=${TIMEOUT:-900}
+accel=$("$here/accel.sh")
+case $accel in
+kvm) cpu=host ;;
+tcg) cpu=max ;;
+*) echo "vm: error: unknown ACCEL '$accel' (expected kvm or tcg)" >&2; exit 2 ;;
+esac
+
+qemu=(qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp "$smp" -m 2G
+	-display none -monitor none -no-reboot -nodefaults
+	-kernel "$kernel" -initrd "$initrd"
+	-append "console=ttyS0 panic=-1 forkscale.mode=$mode forkscale.smp=$smp $*")
+if [ "$mode" = shell ]; then
+	exec "${qemu[@]}" -serial mon:stdio -serial null
+fi
+
+mkdir -p "$out"
+rm -f "$out/console.log" "$out/results.log"
+echo "$accel" > "$out/accel"
+timeout --foreground -k 5 "$timeout" "${qemu[@]}" \
+	-serial "file:$out/console.log" -serial "file:$out/results.log" </dev/null
+rc=$?
+tr -d '\r' < "$out/results.log" > "$out/results.tmp" 2>/dev/null && mv "$out/results.tmp" "$out/results.log"
+
+fail() {
+	echo "vm: FAIL: $*" >&2
+	echo "vm: --- console tail ($out/console.log) ---" >&2
+	tail -n 40 "$out/console.log" | tr -d '\r' >&2
+	echo "vm: ---" >&2
+	exit 1
+}
+if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	fail "guest hung: killed after ${timeout}s"
+fi
+bad=$(grep -aE 'Kernel panic|Oops|WARNING:|BUG:|general protection fault' "$out/console.log" | head -n 3)
+[ -z "$bad" ] || fail "guest console reports: $(echo "$bad" | tr -d '\r' | head -n 1)"
+[ $rc -eq 0 ] || fail "qemu exited with status $rc"
+grep -qx '# forkscale: done' "$out/results.log" || fail "guest did not finish (no end marker)"
+exit 0

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Install what forkscale needs to build the kernel, the module and the guest.
+# Idempotent and silent when everything is present. Without root, prints the
+# exact command to run and fails.
+set -euo pipefail
+
+BINDGEN_VERSION=0.72.1
+APT_PACKAGES=(
+	linux-source-6.12 rustc-web rust-web-src rust-web-clippy libclang-dev
+	clang lld llvm qemu-system-x86 busybox-static flex bison bc libelf-dev
+	libssl-dev cpio pahole xz-utils git make gcc libc6-dev python3-docutils
+)
+
+missing=()
+while read -r pkg status; do
+	[ "$status" = installed ] || missing+=("$pkg")
+done < <(for p in "${APT_PACKAGES[@]}"; do
+	echo "$p $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || echo absent)"
+done)
+
+have_bindgen() {
+	bindgen --version 2>/dev/null | grep -qx "bindgen $BINDGEN_VERSION"
+}
+
+if [ ${#missing[@]} -gt 0 ]; then
+	cmd="apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps: missing packages; as root run: $cmd" >&2
+		exit 1
+	fi
+	echo "deps: installing ${missing[*]}" >&2
+	apt-get update -q >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		"${missing[@]}" >/dev/null
+fi
+
+if ! have_bindgen; then
+	cmd="cargo install --locked bindgen-cli@$BINDGEN_VERSION"
+	if ! command -v cargo >/dev/null; then
+		echo "deps: bindgen $BINDGEN_VERSION missing and no cargo; install rustup's cargo, then run: $cmd" >&2
+		exit 1
+	fi
+	echo "deps: $cmd" >&2
+	cargo install --quiet --locked "bindgen-cli@$BINDGEN_VERSION" >&2
+	have_bindgen || { echo "deps: bindgen $BINDGEN_VERSION is not first in PATH (~/.cargo/bin)" >&2; exit 1; }
+fi

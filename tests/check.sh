@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# `make check`: host-side checks, then every in-guest test, as one TAP stream
+# ending in "N passed, N failed, N skipped". Exits non-zero on any failure.
+#   check.sh <bzImage> <initramfs> <kdir> <outdir>
+set -uo pipefail
+kernel=$1 initrd=$2 kdir=$3 out=$4
+top=$(cd "$(dirname "$0")/.." && pwd)
+n=0 passed=0 failed=0 skipped=0
+
+# Number and count result lines of the form "ok <name>" / "not ok <name>";
+# pass everything else (diagnostics) through.
+report() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		"not ok "*)
+			n=$((n + 1)); failed=$((failed + 1))
+			echo "not ok $n ${line#not ok }" ;;
+		"ok "*)
+			n=$((n + 1))
+			case $line in
+			*"# SKIP"*) skipped=$((skipped + 1)) ;;
+			*) passed=$((passed + 1)) ;;
+			esac
+			echo "ok $n ${line#ok }" ;;
+		*) echo "$line" ;;
+		esac
+	done
+}
+
+echo "TAP version 13"
+mkdir -p "$out"
+
+# The kernel build is cached: nothing check did (module build included) may have
+# recompiled a kernel object after the build completed.
+cache_unchanged() {
+	local newer
+	newer=$(find "$kdir" -name '*.o' -newer "$kdir/.done" -not -path '*/tools/*' | head -n 3)
+	if [ -z "$newer" ]; then
+		echo "ok host: cached kernel build compiled no object again"
+	else
+		echo "not ok host: cached kernel build compiled no object again"
+		echo "# rebuilt: $newer"
+	fi
+}
+
+rustfmt_clean() {
+	if rustfmt --edition 2021 --check "$top"/rust/*.rs > "$out/rustfmt.txt" 2>&1; then
+		echo "ok host: module sources are rustfmt-clean"
+	else
+		echo "not ok host: module sources are rustfmt-clean"
+		sed 's/^/# /' "$out/rustfmt.txt"
+	fi
+}
+
+guest_tests() {
+	echo "# booting the test VM ($("$top/qemu/accel.sh"), ${SMP:-2} vCPUs)"
+	if "$top/qemu/run-vm.sh" "$kernel" "$initrd" "$out/vm" check 2> "$out/vm.err"; then
+		echo "ok vm: guest ran every test and shut down cleanly"
+	else
+		echo "not ok vm: guest ran every test and shut down cleanly"
+		sed 's/^/# /' "$out/vm.err"
+	fi
+	grep -aE '^(not )?ok ' "$out/vm/results.log" 2>/dev/null
+}
+
+report < <(cache_unchanged)
+report < <(rustfmt_clean)
+report < <("$top/tests/host/bad_input.sh" "$CACHE")
+report < <("$top/tests/host/harness.sh" "$kernel" "$initrd" "$out/harness")
+report < <(guest_tests)
+
+echo "1..$n"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ "$n" -gt 0 ]

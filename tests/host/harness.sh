@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The VM harness itself: a guest that oopses or hangs must be reported as a
+# failure, with the console tail, and a hang must be killed at its timeout.
+#   harness.sh <bzImage> <initramfs> <outdir>
+set -uo pipefail
+kernel=$1 initrd=$2 out=$3
+here=$(cd "$(dirname "$0")/../.." && pwd)/qemu
+
+if "$here/run-vm.sh" "$kernel" "$initrd" "$out/oops" selftest-oops > "$out/oops.txt" 2>&1; then
+	echo "not ok host: harness reports a guest oops as a failure (it passed)"
+elif grep -q 'vm: FAIL: guest console reports: .*\(Oops\|panic\|BUG\)' "$out/oops.txt" &&
+     grep -q 'sysrq' "$out/oops.txt"; then
+	echo "ok host: harness reports a guest oops as a failure"
+else
+	echo "not ok host: harness reports a guest oops as a failure (wrong report)"
+	sed 's/^/# /' "$out/oops.txt"
+fi
+
+start=$SECONDS
+if TIMEOUT=${HANG_TIMEOUT:-60} "$here/run-vm.sh" "$kernel" "$initrd" "$out/hang" selftest-hang \
+	> "$out/hang.txt" 2>&1; then
+	echo "not ok host: harness kills a hung guest at its timeout (it passed)"
+elif grep -q 'vm: FAIL: guest hung' "$out/hang.txt" && [ $((SECONDS - start)) -lt 120 ] &&
+     grep -qx '# forkscale: mode=selftest-hang' "$out/hang/results.log"; then
+	echo "ok host: harness kills a hung guest at its timeout"
+else
+	echo "not ok host: harness kills a hung guest at its timeout (wrong report)"
+	sed 's/^/# /' "$out/hang.txt"
+fi
