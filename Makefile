@@ -27,7 +27,7 @@ kernel: deps
 	@kernel/kernel.sh build > /dev/null
 
 module: kernel
-	@$(KBUILD_MODULE) modules
+	@$(KBUILD_MODULE) --no-print-directory modules
 
 selftests: kernel
 	@$(MAKE) -s -C selftests/forkscale KSRC=$(KSRC) OUT=$(OUT)/selftests
