@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what forkscale needs to build the kernel, the module and the guest.
 # Idempotent and silent when everything is present. Without root, prints the
-# exact command to run and fails.
+# exact command to run and fails. DEPS_EXTRA_PACKAGES adds packages to the list
+# (the host checks use it to exercise the not-root path).
 set -euo pipefail
 
 BINDGEN_VERSION=0.72.1
@@ -9,6 +10,7 @@ APT_PACKAGES=(
 	linux-source-6.12 rustc-web rust-web-src rust-web-clippy libclang-dev
 	clang lld llvm qemu-system-x86 busybox-static flex bison bc libelf-dev
 	libssl-dev cpio pahole xz-utils git make gcc libc6-dev python3-docutils
+	${DEPS_EXTRA_PACKAGES:-}
 )
 
 missing=()

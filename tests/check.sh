@@ -31,16 +31,19 @@ report() {
 echo "TAP version 13"
 mkdir -p "$out"
 
-# The kernel build is cached: nothing check did (module build included) may have
-# recompiled a kernel object after the build completed.
+# The kernel build is cached: asking for it again must hit the same entry without
+# building, and nothing check did (module build included) may have recompiled a
+# kernel object after the build completed.
 cache_unchanged() {
-	local newer
+	local again newer
+	again=$("$top/kernel/kernel.sh" build 2> "$out/rebuild.txt")
 	newer=$(find "$kdir" -name '*.o' -newer "$kdir/.done" -not -path '*/tools/*' | head -n 3)
-	if [ -z "$newer" ]; then
-		echo "ok host: cached kernel build compiled no object again"
+	if [ "$again" = "$kdir" ] && [ ! -s "$out/rebuild.txt" ] && [ -z "$newer" ]; then
+		echo "ok host: cached kernel build is reused and compiles nothing"
 	else
-		echo "not ok host: cached kernel build compiled no object again"
-		echo "# rebuilt: $newer"
+		echo "not ok host: cached kernel build is reused and compiles nothing"
+		echo "# asked again: ${again:-nothing} (expected $kdir); rebuilt: ${newer:-none}"
+		sed 's/^/# /' "$out/rebuild.txt"
 	fi
 }
 
@@ -66,6 +69,7 @@ guest_tests() {
 
 report < <(cache_unchanged)
 report < <(rustfmt_clean)
+report < <("$top/tests/host/deps.sh")
 report < <("$top/tests/host/bad_input.sh" "$CACHE")
 report < <("$top/tests/host/harness.sh" "$kernel" "$initrd" "$out/harness")
 report < <(guest_tests)
