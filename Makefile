@@ -17,7 +17,7 @@ INITRD := $(OUT)/$(FLAVOR)/initramfs.cpio.gz
 KBUILD_MODULE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=1 RUSTC=/usr/bin/rustc \
 	RUSTDOC=/usr/bin/rustdoc
 
-.PHONY: all deps kernel module selftests initramfs run check vm clean
+.PHONY: all deps kernel module selftests initramfs run check vm devtree patches clean
 all: initramfs
 
 deps:
@@ -34,7 +34,8 @@ selftests: kernel
 
 initramfs: module selftests
 	@mkdir -p $(dir $(INITRD))
-	@qemu/mkinitramfs.sh $(INITRD) $(OUT)/selftests rust/forkscale.ko
+	@qemu/mkinitramfs.sh $(INITRD) $(OUT)/selftests rust/forkscale.ko \
+		samples/rust_seqlock_torn.ko
 
 run: initramfs
 	@echo "run: booting $(FLAVOR) kernel under $$(qemu/accel.sh) with $(SMP) vCPUs"
@@ -47,6 +48,14 @@ check: initramfs
 # An interactive guest shell on this terminal (Ctrl-a x quits).
 vm: initramfs
 	@qemu/run-vm.sh $(BZIMAGE) $(INITRD) $(OUT)/vm shell
+
+# Kernel development: commit in the tree `make devtree` prints, then `make patches`
+# re-exports kernel/patches/ (git format-patch) from it.
+devtree: deps
+	@kernel/kernel.sh devtree
+
+patches:
+	@kernel/kernel.sh export
 
 clean:
 	@if [ -d "$(KDIR)" ]; then $(KBUILD_MODULE) clean; fi

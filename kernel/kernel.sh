@@ -5,11 +5,14 @@
 #   kernel.sh source   make sure the patched source tree exists, print its path
 #   kernel.sh build    make sure FLAVOR's build exists, print its path (the KDIR)
 #   kernel.sh kdir     print the KDIR path without building (may not exist)
+#   kernel.sh devtree  make sure the development tree exists, print its path
+#   kernel.sh export   write the development tree's commits over kernel/patches/
 #
 # Cache layout, under $CACHE:
 #   base/            git repository of the Debian tarball, one commit tagged forkscale-base
 #   src/<series>/    worktree of base with kernel/patches/series applied by `git am`
 #   build/<key>/     O= build of src/<series> for one flavour; valid once .done exists
+#   dev/             worktree on branch forkscale-dev where the series is developed
 #
 # <series> hashes the patches; <key> hashes the patches, the config fragments and the
 # toolchain versions, so an unchanged tree is never rebuilt. Entries appear only when
@@ -24,6 +27,8 @@ TARBALL=${TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 SERIES_DIR=${SERIES_DIR:-$top/kernel/patches}
 CONFIG_DIR=${CONFIG_DIR:-$top/kernel/configs}
 JOBS=${JOBS:-$(nproc)}
+# Bump when the way the base commit is made changes; old entries are then ignored.
+BASE_VERSION=2
 # The rustup toolchain first in PATH has no rust-src; Debian's rustc-web does.
 KMAKE=(make LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
        BINDGEN="${BINDGEN:-$(command -v bindgen || echo bindgen)}")
@@ -51,7 +56,7 @@ series_patches() {
 
 series_hash() {
 	{
-		echo "tarball $(basename "$TARBALL") $(stat -c %s "$TARBALL")"
+		echo "base v$BASE_VERSION $(basename "$TARBALL") $(stat -c %s "$TARBALL")"
 		local p
 		while read -r p; do
 			echo "patch $p"
@@ -79,19 +84,25 @@ build_key() {
 # One git commit holding the pristine Debian source.
 prepare_base() {
 	local base=$CACHE/base
-	[ -d "$base/.git" ] && return 0
+	[ -f "$base/.git/forkscale-base-v$BASE_VERSION" ] && return 0
+	[ ! -e "$base" ] || die "$base is from an older forkscale; remove $CACHE and retry"
 	local tmp=$CACHE/base.tmp
 	rm -rf "$tmp"
 	mkdir -p "$tmp"
 	log "unpacking $TARBALL (once)"
 	tar -xf "$TARBALL" -C "$tmp" --strip-components=1
 	log "committing the base tree (once)"
+	# Debian's packaging adds a rule that ignores everything at the top level; it
+	# would hide every file a patch adds from `git add`, so the base drops it.
+	sed -i '/^# Debian packaging: ignore everything/,/^!\/debian\/$/d' "$tmp/.gitignore"
+	! grep -qx '/\*' "$tmp/.gitignore" || die "could not drop Debian's top-level ignore rule"
 	git -C "$tmp" init -q -b base
-	git -C "$tmp" add -A -f  # Debian's .gitignore ignores the top level
+	git -C "$tmp" add -A
 	GIT_AUTHOR_DATE="2025-01-01T00:00:00Z" GIT_COMMITTER_DATE="2025-01-01T00:00:00Z" \
 	git -C "$tmp" -c user.name=forkscale -c user.email=forkscale@localhost \
 		commit -q -m "Debian linux-source-6.12 ($(basename "$TARBALL"))"
 	git -C "$tmp" tag forkscale-base
+	touch "$tmp/.git/forkscale-base-v$BASE_VERSION"
 	mv "$tmp" "$base"
 }
 
@@ -157,6 +168,30 @@ build() {
 	echo "$out"
 }
 
+# The tree where patches are written: commit there, then `export`.
+devtree() {
+	local dev=$CACHE/dev
+	if [ ! -d "$dev" ]; then
+		local src
+		src=$(prepare_source)
+		git -C "$CACHE/base" worktree add -q -B forkscale-dev "$dev" "$(git -C "$src" rev-parse HEAD)"
+		log "development tree at $dev (branch forkscale-dev, series applied)"
+	fi
+	echo "$dev"
+}
+
+export_series() {
+	local dev=$CACHE/dev
+	[ -d "$dev" ] || die "no development tree; run 'kernel.sh devtree' and commit there first"
+	[ -z "$(git -C "$dev" status --porcelain --untracked-files=no)" ] ||
+		die "uncommitted changes in $dev; commit them first"
+	rm -f "$SERIES_DIR"/*.patch
+	git -C "$dev" format-patch -q --zero-commit --no-signature --base=forkscale-base \
+		-o "$SERIES_DIR" forkscale-base..HEAD
+	(cd "$SERIES_DIR" && ls -- *.patch 2>/dev/null || true) > "$SERIES_DIR/series"
+	log "exported $(grep -c . "$SERIES_DIR/series") patches to $SERIES_DIR"
+}
+
 cmd=${1:-build}
 check_inputs
 case $cmd in
@@ -164,5 +199,7 @@ key) build_key ;;
 source) prepare_source ;;
 build) build ;;
 kdir) echo "$CACHE/build/$(build_key)" ;;
+devtree) devtree ;;
+export) export_series ;;
 *) die "unknown command '$cmd'" ;;
 esac

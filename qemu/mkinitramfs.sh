@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Build the guest initramfs: static busybox, our init and runners, the static
-# test binaries and the module.
-#   mkinitramfs.sh <output.cpio.gz> <test-bin-dir> <module.ko>
+# test binaries and the modules (installed as /lib/modules/<name>.ko).
+#   mkinitramfs.sh <output.cpio.gz> <test-bin-dir> <module.ko>...
 set -euo pipefail
-out=$1 tests=$2 ko=$3
+out=$1 tests=$2
+shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
@@ -17,6 +18,8 @@ install -m 0755 "$here/guest/init" "$root/init"
 install -m 0755 "$here/guest/run-tests" "$here/guest/run-report" "$root/forkscale/"
 cp -a "$tests"/. "$root/forkscale/tests/"
 mv "$root/forkscale/tests/tests.list" "$root/forkscale/tests.list"
-install -m 0644 "$ko" "$root/lib/modules/forkscale.ko"
+for ko in "$@"; do
+	install -m 0644 "$ko" "$root/lib/modules/"
+done
 (cd "$root" && find . -print0 | sort -z | cpio --null -o -H newc --quiet) | gzip -1 > "$out.tmp"
 mv "$out.tmp" "$out"

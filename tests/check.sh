@@ -48,10 +48,10 @@ cache_unchanged() {
 }
 
 rustfmt_clean() {
-	if rustfmt --edition 2021 --check "$top"/rust/*.rs > "$out/rustfmt.txt" 2>&1; then
-		echo "ok host: module sources are rustfmt-clean"
+	if rustfmt --edition 2021 --check "$top"/rust/*.rs "$top"/samples/*.rs "$top"/tests/compile-fail/*.rs > "$out/rustfmt.txt" 2>&1; then
+		echo "ok host: module, sample and test sources are rustfmt-clean"
 	else
-		echo "not ok host: module sources are rustfmt-clean"
+		echo "not ok host: module, sample and test sources are rustfmt-clean"
 		sed 's/^/# /' "$out/rustfmt.txt"
 	fi
 }
@@ -70,6 +70,8 @@ guest_tests() {
 report < <(cache_unchanged)
 report < <(rustfmt_clean)
 report < <("$top/tests/host/deps.sh")
+report < <("$top/tests/host/clippy.sh" "$kdir" "$out/clippy")
+report < <("$top/tests/host/compile_fail.sh" "$kdir" "$out/compile-fail")
 report < <("$top/tests/host/bad_input.sh" "$CACHE")
 report < <("$top/tests/host/harness.sh" "$kernel" "$initrd" "$out/harness")
 report < <(guest_tests)

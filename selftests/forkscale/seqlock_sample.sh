@@ -1,0 +1,21 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The SeqLock sample: a million reads against concurrent writers, no torn read.
+n=0
+result() { # result <description> <command...>
+	desc=$1; shift
+	n=$((n + 1))
+	if "$@"; then echo "ok $n $desc"; else echo "not ok $n $desc"; fi
+}
+field() { echo "$line" | sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
+
+echo "TAP version 13"
+echo "1..5"
+result "sample loads (it refuses to on a torn read)" insmod /lib/modules/rust_seqlock_torn.ko
+line=$(dmesg | grep 'rust_seqlock_torn: reads=' | tail -n 1)
+echo "# $line"
+line=" ${line#*: }"
+result "at least a million reads" [ "$(field reads)" -ge 1000000 ] 2>/dev/null
+result "no torn read" [ "$(field torn)" = 0 ]
+result "writers overlapped readers (retries seen)" [ "$(field retries)" -gt 0 ] 2>/dev/null
+result "sample unloads" rmmod rust_seqlock_torn

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Must not compile: a seqcount write section without proof that the writers' lock is held.
+
+use kernel::prelude::*;
+use kernel::sync::{new_seqlock, SeqLock};
+
+module! {
+    type: Misuse,
+    name: "seqcount_write_without_guard",
+    license: "GPL",
+}
+
+struct Misuse;
+
+fn bump(value: &SeqLock<u64>) -> Result {
+    let seq = value.seqcount();
+    seq.write(|| ())
+}
+
+impl kernel::Module for Misuse {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let value = KBox::pin_init(new_seqlock!(0u64), GFP_KERNEL)?;
+        bump(&value)?;
+        Ok(Misuse)
+    }
+}
