@@ -9,9 +9,12 @@ CACHE ?= $(HOME)/.cache/forkscale
 OUT ?= $(CURDIR)/out
 export FLAVOR SMP CACHE
 
+# $(shell) does not see exported variables (make < 4.4), so pass them explicitly.
+KERNEL_SH = FLAVOR='$(FLAVOR)' CACHE='$(CACHE)' \
+	$(foreach v,TARBALL SERIES_DIR CONFIG_DIR,$(if $($(v)),$(v)='$($(v))')) kernel/kernel.sh
 # Evaluated when a recipe runs, i.e. after `kernel` has made them exist.
-KDIR = $(shell kernel/kernel.sh kdir)
-KSRC = $(shell kernel/kernel.sh source)
+KDIR = $(shell $(KERNEL_SH) kdir)
+KSRC = $(shell $(KERNEL_SH) source)
 BZIMAGE = $(KDIR)/arch/x86/boot/bzImage
 INITRD := $(OUT)/$(FLAVOR)/initramfs.cpio.gz
 KBUILD_MODULE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=1 RUSTC=/usr/bin/rustc \
