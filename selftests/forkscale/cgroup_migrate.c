@@ -129,7 +129,7 @@ TEST(kill_a_forking_cgroup)
 	EXPECT_EQ(SIGKILL, WTERMSIG(status));
 
 	/* Children forked while the kill ran must die too: the cgroup empties. */
-	for (i = 0; i < 100; i++) {
+	for (i = 0; i < 500; i++) {
 		FILE *f = fopen(ROOT "/forkscale_kill/cgroup.procs", "r");
 		int empty = f && !fgets(procs, sizeof(procs), f);
 
@@ -139,7 +139,7 @@ TEST(kill_a_forking_cgroup)
 			break;
 		usleep(20000);
 	}
-	EXPECT_LT(i, 100);
+	EXPECT_LT(i, 500); /* 10 s: generous for a TCG guest */
 	EXPECT_EQ(0, rmdir(dir));
 }
 
