@@ -29,9 +29,9 @@ CONFIG_DIR=${CONFIG_DIR:-$top/kernel/configs}
 JOBS=${JOBS:-$(nproc)}
 # Bump when the way the base commit is made changes; old entries are then ignored.
 BASE_VERSION=2
+BINDGEN=${BINDGEN:-$(command -v bindgen || echo bindgen)}
 # The rustup toolchain first in PATH has no rust-src; Debian's rustc-web does.
-KMAKE=(make LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
-       BINDGEN="${BINDGEN:-$(command -v bindgen || echo bindgen)}")
+KMAKE=(make LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc BINDGEN="$BINDGEN")
 
 die() { echo "kernel: error: $*" >&2; exit 1; }
 log() { echo "kernel: $*" >&2; }
@@ -67,7 +67,7 @@ series_hash() {
 
 toolchain_versions() {
 	/usr/bin/rustc --version
-	"${KMAKE[-1]#BINDGEN=}" --version 2>/dev/null || echo "bindgen missing"
+	"$BINDGEN" --version 2>/dev/null || echo "bindgen missing"
 	clang --version | head -n1
 	ld.lld --version | head -n1
 }
