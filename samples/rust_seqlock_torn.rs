@@ -4,9 +4,10 @@
 //!
 //! On load, readers copy a four-word value that writers keep rewriting (every word to the same
 //! new number) until the readers are done. Both run as chains of work items on the unbound
-//! workqueue. A copy whose words differ is a torn
-//! read; the seqcount must never hand one out. The module logs the totals in one line and
-//! refuses to load if it saw a torn read.
+//! workqueue. A copy whose words differ is a torn read; the seqcount must never hand one out.
+//! Readers also copy an unprotected twin of the value, which must tear: it shows that the check
+//! detects tearing under this workload. The module logs the totals in one line and refuses to
+//! load if it saw a torn read.
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{
@@ -44,6 +45,10 @@ struct Shared {
     failed_spawns: AtomicU64,
     reads: AtomicU64,
     torn: AtomicU64,
+    /// The same four words without the seqcount: the control that shows the check can see
+    /// tearing under this very workload.
+    unprotected: [AtomicU64; 4],
+    unprotected_torn: AtomicU64,
     retries: AtomicU64,
     locked: AtomicU64,
     writes: AtomicU64,
@@ -59,6 +64,13 @@ impl Shared {
             let (words, path) = self.value.read_or_lock(MAX_TRIES);
             if words.iter().any(|w| *w != words[0]) {
                 self.torn.fetch_add(1, Ordering::Relaxed);
+            }
+            let first = self.unprotected[0].load(Ordering::Relaxed);
+            if self.unprotected[1..]
+                .iter()
+                .any(|w| w.load(Ordering::Relaxed) != first)
+            {
+                self.unprotected_torn.fetch_add(1, Ordering::Relaxed);
             }
             match path {
                 ReadPath::Lockless { retries } => {
@@ -79,8 +91,9 @@ impl Shared {
         for _ in 0..count {
             self.value.write(|words| {
                 let next = words[0].wrapping_add(1);
-                for w in words.iter_mut() {
+                for (w, control) in words.iter_mut().zip(self.unprotected.iter()) {
                     *w = next;
+                    control.store(next, Ordering::Relaxed);
                 }
             });
         }
@@ -144,6 +157,8 @@ impl kernel::Module for TornReads {
                 failed_spawns: AtomicU64::new(0),
                 reads: AtomicU64::new(0),
                 torn: AtomicU64::new(0),
+                unprotected: [const { AtomicU64::new(0) }; 4],
+                unprotected_torn: AtomicU64::new(0),
                 retries: AtomicU64::new(0),
                 locked: AtomicU64::new(0),
                 writes: AtomicU64::new(0),
@@ -172,12 +187,13 @@ impl kernel::Module for TornReads {
         }
         let torn = shared.torn.load(Ordering::Relaxed);
         pr_info!(
-            "reads={} torn={} retries={} locked={} writes={}\n",
+            "reads={} torn={} retries={} locked={} writes={} unprotected_torn={}\n",
             shared.reads.load(Ordering::Relaxed),
             torn,
             shared.retries.load(Ordering::Relaxed),
             shared.locked.load(Ordering::Relaxed),
             shared.writes.load(Ordering::Relaxed),
+            shared.unprotected_torn.load(Ordering::Relaxed),
         );
         if torn != 0 {
             pr_err!("torn reads seen: the seqcount let an inconsistent copy through\n");

@@ -10,7 +10,7 @@ result() { # result <description> <command...>
 field() { echo "$line" | sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
 
 echo "TAP version 13"
-echo "1..5"
+echo "1..6"
 result "sample loads (it refuses to on a torn read)" insmod /lib/modules/rust_seqlock_torn.ko
 line=$(dmesg | grep 'rust_seqlock_torn: reads=' | tail -n 1)
 echo "# $line"
@@ -18,4 +18,6 @@ line=" ${line#*: }"
 result "at least a million reads" [ "$(field reads)" -ge 1000000 ] 2>/dev/null
 result "no torn read" [ "$(field torn)" = 0 ]
 result "writers overlapped readers (retries seen)" [ "$(field retries)" -gt 0 ] 2>/dev/null
+result "the unprotected control copy tore (the check can see tearing)" \
+	[ "$(field unprotected_torn)" -gt 0 ] 2>/dev/null
 result "sample unloads" rmmod rust_seqlock_torn
