@@ -17,8 +17,7 @@ KDIR = $(shell $(KERNEL_SH) kdir)
 KSRC = $(shell $(KERNEL_SH) source)
 BZIMAGE = $(KDIR)/arch/x86/boot/bzImage
 INITRD := $(OUT)/$(FLAVOR)/initramfs.cpio.gz
-KBUILD_MODULE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=1 RUSTC=/usr/bin/rustc \
-	RUSTDOC=/usr/bin/rustdoc
+KBUILD_MODULE = scripts/kbuild-module.sh $(KDIR) $(CURDIR)
 
 .PHONY: all deps kernel module selftests initramfs run check vm devtree patches clean
 all: initramfs

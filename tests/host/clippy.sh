@@ -9,9 +9,9 @@ rm -rf "$work"
 mkdir -p "$work"
 cp -r "$top/Kbuild" "$top/rust" "$top/samples" "$work/"
 find "$work" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod*' \) -delete
-if make -C "$kdir" M="$work" LLVM=1 RUSTC=/usr/bin/rustc CLIPPY=1 \
+if "$top/scripts/kbuild-module.sh" "$kdir" "$work" CLIPPY=1 \
 	CLIPPY_DRIVER=/usr/bin/clippy-driver modules > "$work/build.log" 2>&1 &&
-   ! grep -q 'warning' "$work/build.log"; then
+   ! grep -q '^warning' "$work/build.log"; then
 	echo "ok host: module and samples are clippy-clean"
 else
 	echo "not ok host: module and samples are clippy-clean"

@@ -4,7 +4,8 @@
 #   compile_fail.sh <kdir> <workdir>
 set -uo pipefail
 kdir=$1 work=$2
-src=$(cd "$(dirname "$0")/../compile-fail" && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
+src=$top/tests/compile-fail
 
 # build <name>: builds tests/compile-fail/<name>.rs as a module; output in $work/<name>.log
 build() {
@@ -13,7 +14,7 @@ build() {
 	mkdir -p "$dir"
 	cp "$src/$1.rs" "$dir/"
 	echo "obj-m := $1.o" > "$dir/Kbuild"
-	make -C "$kdir" M="$dir" LLVM=1 RUSTC=/usr/bin/rustc modules > "$work/$1.log" 2>&1
+	"$top/scripts/kbuild-module.sh" "$kdir" "$dir" modules > "$work/$1.log" 2>&1
 }
 
 if build seqcount_write_with_guard; then
