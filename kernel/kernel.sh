@@ -162,9 +162,20 @@ build() {
 		"$CONFIG_DIR/base.config" "$CONFIG_DIR/$FLAVOR.config" >/dev/null)
 	"${KMAKE[@]}" -C "$src" O="$out" -s olddefconfig >&2
 	check_config "$out"
-	"${KMAKE[@]}" -C "$src" O="$out" -j"$JOBS" bzImage modules >&2
+	"${KMAKE[@]}" -C "$src" O="$out" -j"$JOBS" bzImage modules headers >&2
 	echo "$key $FLAVOR $((SECONDS - start))s" > "$out/.done"
 	log "built FLAVOR=$FLAVOR in $((SECONDS - start))s"
+	echo "$out"
+}
+
+# The exported headers (usr/include) the kernel selftests build against. Builds
+# from before `headers` joined the build target get them added once.
+headers() {
+	local out
+	out=$(build)
+	if [ ! -f "$out/usr/include/linux/sched.h" ]; then
+		"${KMAKE[@]}" -C "$(prepare_source)" O="$out" -s headers >&2
+	fi
 	echo "$out"
 }
 
@@ -199,6 +210,7 @@ key) build_key ;;
 source) prepare_source ;;
 build) build ;;
 kdir) echo "$CACHE/build/$(build_key)" ;;
+headers) headers ;;
 devtree) devtree ;;
 export) export_series ;;
 *) die "unknown command '$cmd'" ;;
