@@ -2,11 +2,25 @@
 
 //! forkscale: takes over the scalability-critical parts of the fork/exit path.
 //!
-//! This is the module's skeleton: it announces itself on load and unload so that the test
-//! VM can check that the out-of-tree build, `insmod` and `rmmod` work against the patched
-//! kernel. The clone-path and pid-batching implementations register from here.
+//! On load the module
+//!
+//! - replaces the kernel's clone-time css_set read (`cgroup_css_set_fork()`) with a lockless
+//!   one built on the Rust seqcount, RCU and refcount abstractions ([`clone_read`]);
+//! - frees the pids of exiting tasks in batches, under one `pidmap_lock` acquisition per batch
+//!   ([`pid_release`]), unless `pid_batch=0`.
+//!
+//! On unload the kernel's built-ins come back. The hooks are in the forkscale kernel series;
+//! on a kernel without them the load fails with a message saying so.
+
+mod clone_read;
+mod counters;
+mod css_set;
+mod kernel_api;
+mod params;
+mod pid_release;
 
 use kernel::prelude::*;
+use params::{module_param_u32, ParamU32};
 
 module! {
     type: Forkscale,
@@ -16,17 +30,80 @@ module! {
     license: "GPL",
 }
 
-struct Forkscale;
+// The hooks are exported in these namespaces. The module looks them up by name rather than
+// linking them, but declares the imports that a direct user would need.
+#[link_section = ".modinfo"]
+#[used(compiler)]
+static IMPORT_NS: [u8; 45] = *b"import_ns=CGROUP_CLONE\0import_ns=PID_RELEASE\0";
+
+static PID_BATCH: ParamU32 = ParamU32::new(32);
+static PID_MAX_DELAY_MS: ParamU32 = ParamU32::new(10);
+module_param_u32!(
+    PARAM_PID_BATCH,
+    PID_BATCH,
+    "pid_batch",
+    "pids freed per pidmap_lock acquisition: 0 off, 1 per exiting task, up to 64 across tasks"
+);
+module_param_u32!(
+    PARAM_PID_MAX_DELAY_MS,
+    PID_MAX_DELAY_MS,
+    "pid_max_delay_ms",
+    "longest a released pid waits in a batch, 1 to 1000 ms"
+);
+
+struct Forkscale {
+    clone_read: Option<clone_read::Registration>,
+    pid_release: Option<pid_release::Registration>,
+}
 
 impl kernel::Module for Forkscale {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("loaded\n");
-        Ok(Forkscale)
+        let (batch, delay) = (PID_BATCH.get(), PID_MAX_DELAY_MS.get());
+        if batch > pid_release::BATCH_MAX {
+            pr_err!(
+                "pid_batch={} is out of range 0..={}\n",
+                batch,
+                pid_release::BATCH_MAX
+            );
+            return Err(EINVAL);
+        }
+        if !(1..=1000).contains(&delay) {
+            pr_err!("pid_max_delay_ms={} is out of range 1..=1000\n", delay);
+            return Err(EINVAL);
+        }
+        // Look everything up before changing anything.
+        let clone_api = kernel_api::CloneApi::lookup()?;
+        let pid_api = kernel_api::PidApi::lookup()?;
+
+        let clone_read = clone_read::Registration::new(clone_api).inspect_err(|e| {
+            pr_err!("cannot take over the clone read: {:?}\n", e);
+        })?;
+        let pid_release = match batch {
+            0 => None,
+            _ => Some(
+                pid_release::Registration::new(pid_api, batch, delay).inspect_err(|e| {
+                    pr_err!("cannot take over pid freeing: {:?}\n", e);
+                })?,
+            ),
+        };
+        pr_info!(
+            "loaded: clone read lockless, {} tries before css_set_lock; pid_batch={} pid_max_delay_ms={}\n",
+            clone_read::MAX_TRIES,
+            batch,
+            delay
+        );
+        Ok(Forkscale {
+            clone_read: Some(clone_read),
+            pid_release,
+        })
     }
 }
 
 impl Drop for Forkscale {
     fn drop(&mut self) {
+        // Unregister in reverse order of registration, then say so.
+        drop(self.pid_release.take());
+        drop(self.clone_read.take());
         pr_info!("unloaded\n");
     }
 }

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Event counters spread over per-CPU slots, so that tasks on different CPUs do not bounce one
+//! cache line on every fork or exit.
+//!
+//! 6.12's kernel crate has no per-CPU abstraction. A slot is picked by the CPU the task last
+//! ran on; a task that has moved since only shares a slot, and atomic additions keep the sums
+//! exact either way.
+
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use kernel::bindings;
+
+const SLOTS: usize = bindings::NR_CPUS as usize;
+
+/// The CPU the current task last ran on (`task_cpu(current)`), at most `NR_CPUS - 1`.
+pub(crate) fn current_cpu() -> usize {
+    // SAFETY: `get_current()` returns the running task, which stays valid while it runs this
+    // code. `thread_info.cpu` is an aligned word that the scheduler may rewrite, so it is read
+    // once, like `READ_ONCE()`, without forming a reference.
+    let cpu = unsafe {
+        let task = bindings::get_current();
+        core::ptr::read_volatile(core::ptr::addr_of!((*task).thread_info.cpu))
+    };
+    cpu as usize % SLOTS
+}
+
+#[repr(align(64))]
+struct Slot<const N: usize>([AtomicU64; N]);
+
+/// `N` counters, indexed `0..N`.
+pub(crate) struct Counters<const N: usize> {
+    slots: [Slot<N>; SLOTS],
+}
+
+impl<const N: usize> Counters<N> {
+    pub(crate) const fn new() -> Self {
+        Self {
+            slots: [const { Slot([const { AtomicU64::new(0) }; N]) }; SLOTS],
+        }
+    }
+
+    /// Adds `value` to counter `index`.
+    pub(crate) fn add(&self, index: usize, value: u64) {
+        self.slots[current_cpu()].0[index].fetch_add(value, Relaxed);
+    }
+
+    /// The sum of counter `index` over all slots.
+    pub(crate) fn sum(&self, index: usize) -> u64 {
+        self.slots.iter().map(|s| s.0[index].load(Relaxed)).sum()
+    }
+
+    /// Zeroes every counter. Events that race with it may or may not be counted.
+    pub(crate) fn reset(&self) {
+        for slot in &self.slots {
+            for c in &slot.0 {
+                c.store(0, Relaxed);
+            }
+        }
+    }
+}
