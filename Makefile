@@ -15,6 +15,7 @@ KERNEL_SH = FLAVOR='$(FLAVOR)' CACHE='$(CACHE)' \
 # Evaluated when a recipe runs, i.e. after `kernel` has made them exist.
 KDIR = $(shell $(KERNEL_SH) kdir)
 KSRC = $(shell $(KERNEL_SH) source)
+KHDR = $(shell $(KERNEL_SH) headers)
 BZIMAGE = $(KDIR)/arch/x86/boot/bzImage
 INITRD := $(OUT)/$(FLAVOR)/initramfs.cpio.gz
 KBUILD_MODULE = scripts/kbuild-module.sh $(KDIR) $(CURDIR)
@@ -32,12 +33,12 @@ module: kernel
 	@$(KBUILD_MODULE) --no-print-directory modules
 
 selftests: kernel
-	@$(MAKE) -s -C selftests/forkscale KSRC=$(KSRC) OUT=$(OUT)/selftests
+	@$(MAKE) -s -C selftests/forkscale KSRC=$(KSRC) KHDR=$(KHDR) OUT=$(OUT)/selftests
 
 initramfs: module selftests
 	@mkdir -p $(dir $(INITRD))
 	@qemu/mkinitramfs.sh $(INITRD) $(OUT)/selftests rust/forkscale.ko \
-		samples/rust_seqlock_torn.ko
+		samples/rust_seqlock_torn.ko tests/modules/forkscale_nohooks.ko
 
 run: initramfs
 	@echo "run: booting $(FLAVOR) kernel under $$(qemu/accel.sh) with $(SMP) vCPUs"

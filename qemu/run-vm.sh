@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Boot the forkscale kernel once and collect what the guest reports.
 #   run-vm.sh <bzImage> <initramfs> <outdir> <mode> [kernel args...]
-# Environment: SMP (vCPUs, default 2), TIMEOUT (seconds, default 900), ACCEL.
+# Environment: SMP (vCPUs, default 2), TIMEOUT (seconds, default 900), ACCEL,
+# TCG_THREAD (single or multi, default single; see below).
 # Writes <outdir>/console.log (ttyS0) and <outdir>/results.log (ttyS1).
 # Exits 0 only if the guest ran to its end marker and the console shows no
 # panic, oops, WARNING or BUG; otherwise prints why and the console tail.
@@ -15,13 +16,20 @@ accel=$("$here/accel.sh")
 # Under TCG the emulated TSC is not a usable clocksource: once the kernel switches
 # to it, boots die silently a moment later (always with -cpu max, about one boot in
 # three with qemu64). tsc=unstable keeps the guest on HPET.
+#
+# Multi-threaded TCG (QEMU 7.2 here) can run a stale translation of kernel text
+# that another vCPU is patching: a guest fork hit the int3 of a static_call
+# update (text_poke_bp) after the patch had completed, an "Oops: int3" seen in
+# the module load/unload test. Guests patch text whenever the module loads,
+# unloads or a built-in is switched, so TCG runs its vCPUs on one host thread
+# unless TCG_THREAD=multi.
 case $accel in
-kvm) cpu=host accel_args="" ;;
-tcg) cpu=max accel_args="tsc=unstable" ;;
+kvm) cpu=host accel_args="" accel_opt=kvm ;;
+tcg) cpu=max accel_args="tsc=unstable" accel_opt="tcg,thread=${TCG_THREAD:-single}" ;;
 *) echo "vm: error: unknown ACCEL '$accel' (expected kvm or tcg)" >&2; exit 2 ;;
 esac
 
-qemu=(qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp "$smp" -m 2G
+qemu=(qemu-system-x86_64 -accel "$accel_opt" -cpu "$cpu" -smp "$smp" -m 2G
 	-display none -monitor none -no-reboot -nodefaults
 	-kernel "$kernel" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 $accel_args forkscale.mode=$mode forkscale.smp=$smp $*")

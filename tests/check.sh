@@ -48,7 +48,7 @@ cache_unchanged() {
 }
 
 rustfmt_clean() {
-	if rustfmt --edition 2021 --check "$top"/rust/*.rs "$top"/samples/*.rs "$top"/tests/compile-fail/*.rs > "$out/rustfmt.txt" 2>&1; then
+	if rustfmt --edition 2021 --check "$top"/rust/*.rs "$top"/samples/*.rs "$top"/tests/compile-fail/*.rs "$top"/tests/modules/*.rs > "$out/rustfmt.txt" 2>&1; then
 		echo "ok host: module, sample and test sources are rustfmt-clean"
 	else
 		echo "not ok host: module, sample and test sources are rustfmt-clean"
@@ -56,9 +56,22 @@ rustfmt_clean() {
 	fi
 }
 
+# Documentation/*.rst must build without a docutils warning.
+docs_build() {
+	local f
+	for f in "$top"/Documentation/*.rst; do
+		if rst2html --halt=warning --report=warning "$f" > /dev/null 2> "$out/docs.txt"; then
+			echo "ok host: ${f#"$top"/} builds without warnings"
+		else
+			echo "not ok host: ${f#"$top"/} builds without warnings"
+			sed 's/^/# /' "$out/docs.txt"
+		fi
+	done
+}
+
 guest_tests() {
 	echo "# booting the test VM ($("$top/qemu/accel.sh"), ${SMP:-2} vCPUs)"
-	if "$top/qemu/run-vm.sh" "$kernel" "$initrd" "$out/vm" check 2> "$out/vm.err"; then
+	if TIMEOUT=${CHECK_TIMEOUT:-3600} "$top/qemu/run-vm.sh" "$kernel" "$initrd" "$out/vm" check 2> "$out/vm.err"; then
 		echo "ok vm: guest ran every test and shut down cleanly"
 	else
 		echo "not ok vm: guest ran every test and shut down cleanly"
@@ -69,6 +82,7 @@ guest_tests() {
 
 report < <(cache_unchanged)
 report < <(rustfmt_clean)
+report < <(docs_build)
 report < <("$top/tests/host/deps.sh")
 report < <("$top/tests/host/clippy.sh" "$kdir" "$out/clippy")
 report < <("$top/tests/host/compile_fail.sh" "$kdir" "$out/compile-fail")

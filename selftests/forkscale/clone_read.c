@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Races against the clone-time css_set read, for every implementation of
+ * kernel.cgroup_clone_read and for the forkscale module:
+ *  - forks and thread creations while their parent and other tasks migrate:
+ *    every child starts in a cgroup its parent was in;
+ *  - a forking cgroup killed over and over: every kill empties the cgroup;
+ *  - clone3(CLONE_INTO_CGROUP) while the parent migrates: the child lands in
+ *    the requested cgroup;
+ * and afterwards the number of live css_sets is back at its baseline. The
+ * debug flavour adds lockdep, KASAN and refcount checking underneath.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "forkscale_util.h"
+
+#define CG_A "forkscale_cr_a"
+#define CG_B "forkscale_cr_b"
+#define CG_C "forkscale_cr_c"
+
+/* Spawns a task that moves @pid between A and B until killed. */
+static pid_t start_migrator(pid_t pid)
+{
+	pid_t m = fork();
+	unsigned long i;
+
+	if (m)
+		return m;
+	for (i = 0;; i++)
+		move_pid(i % 2 ? CG_A : CG_B, pid);
+}
+
+/* Sleeps until killed: a bystander whose migrations bump the sequence. */
+static pid_t start_sleeper(void)
+{
+	pid_t s = fork();
+
+	if (s)
+		return s;
+	for (;;)
+		pause();
+}
+
+static void stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+FIXTURE(clone_read) {
+	int css_sets;
+};
+
+FIXTURE_VARIANT(clone_read) {
+	const char *impl;	/* a built-in name, or "module" */
+	int kill_iters;		/* FORKSCALE_KILL_ITERS overrides */
+};
+
+/*
+ * The module's reader is what forkscale ships, so it takes 10^4 kills; the
+ * built-ins fewer, to bound the TCG run time (about 22 ms per kill with the
+ * debug kernel and two vCPU threads).
+ */
+FIXTURE_VARIANT_ADD(clone_read, locked) { .impl = "locked", .kill_iters = 1000 };
+FIXTURE_VARIANT_ADD(clone_read, seqcount) { .impl = "seqcount", .kill_iters = 2000 };
+FIXTURE_VARIANT_ADD(clone_read, rwlock) { .impl = "rwlock", .kill_iters = 1000 };
+FIXTURE_VARIANT_ADD(clone_read, module) { .impl = "module", .kill_iters = 10000 };
+
+FIXTURE_SETUP(clone_read)
+{
+	const char *cg[] = { CG_A, CG_B, CG_C };
+	int i;
+
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	ASSERT_EQ(0, select_impl(variant->impl));
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, make_cgroup(cg[i]));
+	/* after the cgroups exist: their css_sets are part of the baseline */
+	self->css_sets = stats_value("css_sets");
+	ASSERT_LT(0, self->css_sets);
+	ASSERT_EQ(0, write_str(STATS, "0"));
+}
+
+FIXTURE_TEARDOWN(clone_read)
+{
+	const char *cg[] = { CG_A, CG_B, CG_C };
+	int i;
+
+	reap_all();
+	for (i = 0; i < 3; i++)
+		remove_cgroup(cg[i]);
+	restore_impl(variant->impl);
+}
+
+/* Checks the implementation under test did the reads, lockless where it can. */
+static void impl_was_used(struct __test_metadata *_metadata, const char *impl)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "%s", strcmp(impl, "module") ? impl : "forkscale");
+	EXPECT_EQ(0, stats_impl_is(want));
+	if (!strcmp(impl, "seqcount") || !strcmp(impl, "module"))
+		EXPECT_LT(0, stats_value("lockless"));
+}
+
+struct child_report {
+	int pipe_wr;
+};
+
+static void *thread_report(void *arg)
+{
+	struct child_report *r = arg;
+	char c = cgroup_letter("/proc/thread-self/cgroup");
+
+	if (write(r->pipe_wr, &c, 1) != 1)
+		return NULL;
+	return NULL;
+}
+
+/*
+ * The parent P forks processes and creates threads, each reporting the
+ * cgroup it starts in, while one migrator moves P and another moves a
+ * sleeping bystander between A and B.
+ */
+TEST_F_TIMEOUT(clone_read, fork_vs_migrate, 300)
+{
+	int fds[2], go[2], i, in_ab = 0, other = 0, n = 0;
+	pid_t p, mig_p, sleeper, mig_s;
+	char c;
+
+	ASSERT_EQ(0, pipe(fds));
+	ASSERT_EQ(0, pipe(go));
+	p = fork();
+	ASSERT_LE(0, p);
+	if (p == 0) {
+		struct child_report r = { .pipe_wr = fds[1] };
+
+		close(fds[0]);
+		close(go[1]);
+		/* start forking only once the parent has moved us into A */
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		for (i = 0; i < CHILDREN; i++) {
+			pthread_t t;
+			pid_t k = fork();
+
+			if (k == 0) {
+				c = cgroup_letter("/proc/self/cgroup");
+				_exit(write(fds[1], &c, 1) == 1 ? 0 : 1);
+			}
+			if (k > 0)
+				waitpid(k, NULL, 0);
+			if (!pthread_create(&t, NULL, thread_report, &r))
+				pthread_join(t, NULL);
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	close(go[0]);
+	ASSERT_EQ(0, move_pid(CG_A, p));
+	mig_p = start_migrator(p);
+	sleeper = start_sleeper();
+	mig_s = start_migrator(sleeper);
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+
+	while (read(fds[0], &c, 1) == 1) {
+		n++;
+		if (c == 'A' || c == 'B')
+			in_ab++;
+		else
+			other++;
+	}
+	close(fds[0]);
+	waitpid(p, NULL, 0);
+	stop(mig_p);
+	stop(mig_s);
+	stop(sleeper);
+
+	EXPECT_EQ(2 * CHILDREN, n);
+	EXPECT_EQ(n, in_ab);
+	EXPECT_EQ(0, other);
+	impl_was_used(_metadata, variant->impl);
+	TH_LOG("%s: %d children in A or B; %s", variant->impl, in_ab, stats_line());
+}
+
+/*
+ * A task forking in a loop inside C is killed with cgroup.kill while it
+ * forks; the cgroup must then empty. A child that missed the kill would keep
+ * it populated.
+ */
+TEST_F_TIMEOUT(clone_read, fork_vs_kill, 900)
+{
+	int iters = env_int("FORKSCALE_KILL_ITERS", variant->kill_iters), i, stuck = 0;
+	int cgfd = open_cgroup(CG_C);
+	struct timespec t0, t1;
+
+	ASSERT_LE(0, cgfd);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < iters && !stuck; i++) {
+		int ready[2];
+		pid_t f;
+		char c;
+
+		ASSERT_EQ(0, pipe(ready));
+		f = clone_into(cgfd);
+		ASSERT_LE(0, f);
+		if (f == 0) {
+			close(ready[0]);
+			c = 1;
+			if (write(ready[1], &c, 1) != 1)
+				_exit(1);
+			fork_forever();
+		}
+		close(ready[1]);
+		ASSERT_EQ(1, read(ready[0], &c, 1));
+		close(ready[0]);
+		ASSERT_EQ(0, write_str(CGROOT "/" CG_C "/cgroup.kill", "1"));
+		if (wait_unpopulated(CG_C, 10000))
+			stuck = 1;
+		reap_all();
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	close(cgfd);
+	EXPECT_EQ(0, stuck);
+	EXPECT_EQ(iters, i);
+	impl_was_used(_metadata, variant->impl);
+	TH_LOG("%s: %d kills in %.1f s, each emptied the cgroup; %s", variant->impl, i,
+	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, stats_line());
+}
+
+/* clone3(CLONE_INTO_CGROUP) from a parent that migrates between A and B. */
+TEST_F_TIMEOUT(clone_read, clone_into_cgroup_vs_migrate, 300)
+{
+	int fds[2], i, in_c = 0, n = 0;
+	pid_t p, mig_p;
+	char c;
+
+	ASSERT_EQ(0, pipe(fds));
+	p = fork();
+	ASSERT_LE(0, p);
+	if (p == 0) {
+		int cgfd = open_cgroup(CG_C);
+
+		close(fds[0]);
+		for (i = 0; i < CHILDREN && cgfd >= 0; i++) {
+			pid_t k = clone_into(cgfd);
+
+			if (k == 0) {
+				c = cgroup_letter("/proc/self/cgroup");
+				_exit(write(fds[1], &c, 1) == 1 ? 0 : 1);
+			}
+			if (k > 0)
+				waitpid(k, NULL, 0);
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	ASSERT_EQ(0, move_pid(CG_A, p));
+	mig_p = start_migrator(p);
+	while (read(fds[0], &c, 1) == 1) {
+		n++;
+		in_c += c == 'C';
+	}
+	close(fds[0]);
+	waitpid(p, NULL, 0);
+	stop(mig_p);
+	EXPECT_EQ(CHILDREN, n);
+	EXPECT_EQ(n, in_c);
+	TH_LOG("%s: %d of %d clone3 children in C", variant->impl, in_c, n);
+}
+
+/* Runs last for each variant: what the races left behind. */
+TEST_F(clone_read, css_sets_back_to_baseline)
+{
+	pid_t p = fork();
+	int i;
+
+	ASSERT_LE(0, p);
+	if (p == 0) {
+		/* a css_set for B exists only while someone uses it */
+		for (i = 0; i < 100; i++)
+			if (!fork())
+				_exit(0);
+		_exit(0);
+	}
+	ASSERT_EQ(0, move_pid(CG_B, p));
+	/*
+	 * Reap p and every orphan it left (we are their subreaper): a zombie
+	 * still pins its css_set.
+	 */
+	while (waitpid(-1, NULL, 0) > 0)
+		;
+	EXPECT_EQ(0, wait_css_sets(self->css_sets, 5000));
+}
+
+TEST_HARNESS_MAIN

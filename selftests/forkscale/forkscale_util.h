@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Helpers of the forkscale guest tests: cgroups, the module, the stats files. */
+#ifndef FORKSCALE_UTIL_H
+#define FORKSCALE_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CGROOT "/sys/fs/cgroup"
+#define SYSCTL "/proc/sys/kernel/cgroup_clone_read"
+#define STATS "/sys/kernel/debug/cgroup_clone/stats"
+#define MODULE_KO "/lib/modules/forkscale.ko"
+#define CHILDREN 300
+
+static inline int write_str(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t len;
+
+	if (fd < 0)
+		return -errno;
+	len = write(fd, value, strlen(value));
+	close(fd);
+	return len < 0 ? -errno : 0;
+}
+
+static inline int read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t len;
+
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, size - 1);
+	close(fd);
+	if (len < 0)
+		return -errno;
+	buf[len] = '\0';
+	return 0;
+}
+
+static inline int move_pid(const char *cgroup, pid_t pid)
+{
+	char path[256], value[32];
+
+	snprintf(path, sizeof(path), CGROOT "/%s/cgroup.procs", cgroup);
+	snprintf(value, sizeof(value), "%d", pid);
+	return write_str(path, value);
+}
+
+static inline int make_cgroup(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), CGROOT "/%s", name);
+	rmdir(path);
+	return mkdir(path, 0755) ? -errno : 0;
+}
+
+static inline void remove_cgroup(const char *name)
+{
+	char path[256];
+	int i;
+
+	snprintf(path, sizeof(path), CGROOT "/%s/cgroup.kill", name);
+	write_str(path, "1");
+	snprintf(path, sizeof(path), CGROOT "/%s", name);
+	for (i = 0; i < 100 && rmdir(path) && errno == EBUSY; i++)
+		usleep(20000);
+}
+
+static inline int open_cgroup(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), CGROOT "/%s", name);
+	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* 'A', 'B' or 'C' for the test cgroups, 'R' for the root, 'X' otherwise. */
+static inline char cgroup_letter(const char *proc_file)
+{
+	char buf[256];
+
+	if (read_file(proc_file, buf, sizeof(buf)))
+		return 'X';
+	if (!strcmp(buf, "0::/\n"))
+		return 'R';
+	if (strncmp(buf, "0::/forkscale_cr_", 17) || strlen(buf) != 19)
+		return 'X';
+	return buf[17] - 'a' + 'A';
+}
+
+static inline pid_t clone_into(int cgroup_fd)
+{
+	struct clone_args args = {
+		.flags = CLONE_INTO_CGROUP,
+		.exit_signal = SIGCHLD,
+		.cgroup = (uint64_t)cgroup_fd,
+	};
+
+	return syscall(__NR_clone3, &args, sizeof(args));
+}
+
+static inline void __attribute__((noreturn)) fork_forever(void)
+{
+	for (;;) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+	}
+}
+
+/* Reaps every child that has exited, including adopted orphans. */
+static inline void reap_all(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+static inline int env_int(const char *name, int dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? atoi(v) : dflt;
+}
+
+/* Waits up to @ms for "populated 0" in the cgroup's cgroup.events. */
+static inline int wait_unpopulated(const char *name, int ms)
+{
+	struct timespec t0, t;
+	char path[256], buf[256];
+	int fd, ret = -ETIMEDOUT;
+
+	snprintf(path, sizeof(path), CGROOT "/%s/cgroup.events", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLPRI };
+		ssize_t len = pread(fd, buf, sizeof(buf) - 1, 0);
+		long waited;
+
+		if (len < 0)
+			break;
+		buf[len] = '\0';
+		if (strstr(buf, "populated 0\n")) {
+			ret = 0;
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		waited = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		if (waited >= ms)
+			break;
+		poll(&p, 1, ms - waited < 20 ? ms - waited : 20);
+	}
+	close(fd);
+	return ret;
+}
+
+/* The value of "key: value" in the stats file, or -1. */
+static inline long long stats_value(const char *key)
+{
+	char buf[512], want[64], *p;
+
+	if (read_file(STATS, buf, sizeof(buf)))
+		return -1;
+	snprintf(want, sizeof(want), "%s: ", key);
+	p = strstr(buf, want);
+	return p ? atoll(p + strlen(want)) : -1;
+}
+
+static inline int stats_impl_is(const char *impl)
+{
+	char buf[512], want[64];
+
+	if (read_file(STATS, buf, sizeof(buf)))
+		return -errno;
+	snprintf(want, sizeof(want), "impl: %s\n", impl);
+	return strncmp(buf, want, strlen(want)) ? -ENOENT : 0;
+}
+
+/* The stats file on one line, for the log. */
+static inline const char *stats_line(void)
+{
+	static char buf[512];
+	char *p;
+
+	if (read_file(STATS, buf, sizeof(buf)))
+		return "no stats";
+	for (p = buf; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	return buf;
+}
+
+/* Polls the stats file until the live css_sets are back at @baseline. */
+static inline int wait_css_sets(long long baseline, int ms)
+{
+	long long now = -1;
+	int i;
+
+	for (i = 0; i < ms / 10; i++) {
+		now = stats_value("css_sets");
+		if (now == baseline)
+			return 0;
+		usleep(10000);
+	}
+	fprintf(stderr, "# css_sets %lld, baseline %lld\n", now, baseline);
+	return -1;
+}
+
+/* finit_module() of the forkscale module with parameters @args: 0 or -errno. */
+static inline int load_module_args(const char *args)
+{
+	int fd = open(MODULE_KO, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(__NR_finit_module, fd, args, 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static inline int load_module(void)
+{
+	return load_module_args("");
+}
+
+static inline int unload_module(void)
+{
+	return syscall(__NR_delete_module, "forkscale", O_NONBLOCK) ? -errno : 0;
+}
+
+/* Makes forks use @impl: a built-in of the sysctl, or "module". */
+static inline int select_impl(const char *impl)
+{
+	if (strcmp(impl, "module"))
+		return write_str(SYSCTL, impl);
+	if (write_str(SYSCTL, "locked"))
+		return -1;
+	return load_module();
+}
+
+static inline void restore_impl(const char *impl)
+{
+	if (!strcmp(impl, "module"))
+		unload_module();
+	write_str(SYSCTL, "locked");
+}
+
+#endif

@@ -1,0 +1,89 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The kernel's own selftests of the paths forkscale changes, run under each
+# implementation, and required to give the same per-case results:
+#  - cgroup suites under every kernel.cgroup_clone_read built-in and the module;
+#  - clone3, pidfd and pid_namespace suites with the built-in pid freeing and
+#    with the module's batching.
+dir=/forkscale/tests/ksft
+sysctl=/proc/sys/kernel/cgroup_clone_read
+ko=/lib/modules/forkscale.ko
+out=/tmp/ksft
+mkdir -p $out
+
+if [ ! -d $dir ]; then
+	echo "1..0 # SKIP kernel selftests not in this initramfs"
+	exit 0
+fi
+
+n=0
+result() { # result <status> <description>
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fi
+}
+
+# run_suites <label> <suite...>: per-case results in $out/<label>.<suite>
+run_suites() {
+	label=$1; shift
+	for t in "$@"; do
+		name=$(echo "$t" | tr / _)
+		start=$(cut -d' ' -f1 /proc/uptime)
+		(cd "$dir/${t%/*}" && timeout 300 "./${t#*/}") > "$out/$label.$name.log" 2>&1
+		end=$(cut -d' ' -f1 /proc/uptime)
+		# "ok 3 name" / "not ok 3 name # SKIP ...", without the numbers
+		sed -nE 's/^((not )?ok) [0-9]+ (- )?(.*)/\1 \4/p' "$out/$label.$name.log" > "$out/$label.$name"
+		echo "# $t under $label: $(grep -c '^ok' "$out/$label.$name") ok," \
+			"$(grep -c '^not ok' "$out/$label.$name") not ok, $start-${end}s" > /dev/console
+	done
+}
+
+# compare <baseline> <label> <suite...>
+compare() {
+	base=$1 label=$2; shift 2
+	for t in "$@"; do
+		name=$(echo "$t" | tr / _)
+		diff -u "$out/$base.$name" "$out/$label.$name" > /dev/console
+		result $? "$t: same results under $label as under $base"
+	done
+}
+
+cgroup_suites="cgroup/test_core cgroup/test_kill cgroup/test_freezer cgroup/test_pids"
+pid_suites="clone3/clone3 clone3/clone3_set_tid clone3/clone3_clear_sighand
+	pidfd/pidfd_test pidfd/pidfd_open_test pidfd/pidfd_poll_test pidfd/pidfd_wait
+	pidfd/pidfd_getfd_test pidfd/pidfd_setns_test pidfd/pidfd_fdinfo_test
+	pid_namespace/regression_enomem"
+
+echo "TAP version 13"
+
+# test_kill's forkbomb forks until cgroup.kill catches up; a lower pid_max
+# bounds it on the small guest, for every implementation alike.
+saved_pid_max=$(cat /proc/sys/kernel/pid_max)
+echo 4096 > /proc/sys/kernel/pid_max
+
+# Built-ins only: no module loaded.
+for impl in locked seqcount rwlock; do
+	echo $impl > $sysctl
+	result $? "selected clone read $impl"
+	run_suites $impl $cgroup_suites
+done
+echo locked > $sysctl
+run_suites builtin $pid_suites
+
+# The module: clone read and pid batching both taken over.
+insmod $ko
+result $? "loaded the module"
+run_suites module $cgroup_suites $pid_suites
+rmmod forkscale
+result $? "unloaded the module after its run"
+echo "$saved_pid_max" > /proc/sys/kernel/pid_max
+
+for t in $cgroup_suites $pid_suites; do
+	name=$(echo "$t" | tr / _)
+	[ -s "$out/locked.$name" ] || [ -s "$out/builtin.$name" ]
+	result $? "$t reported its cases"
+done
+for impl in seqcount rwlock module; do
+	compare locked $impl $cgroup_suites
+done
+compare builtin module $pid_suites
+echo "1..$n"

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deferred, batched pid freeing (the forkscale module's pid_batch): a pid
+ * waiting in a batch must never make fork fail, must be free again within
+ * the maximum delay, and must not hold up pid namespace teardown; and the
+ * batches must actually form.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <sys/klog.h>
+
+#include "kselftest_harness.h"
+#include "forkscale_util.h"
+
+#define PID_MAX "/proc/sys/kernel/pid_max"
+#define PID_STATS "/sys/kernel/debug/pid_release/stats"
+#define TEST_PID_MAX "1024"
+#define MAX_KIDS 1100
+
+static long long pid_stat(const char *key)
+{
+	char buf[1024], want[64], *p;
+
+	if (read_file(PID_STATS, buf, sizeof(buf)))
+		return -1;
+	snprintf(want, sizeof(want), "\n%s: ", key);
+	p = strstr(buf, want);
+	return p ? atoll(p + strlen(want)) : -1;
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static int pid_stat_impl_is_builtin(void)
+{
+	char buf[1024];
+
+	if (read_file(PID_STATS, buf, sizeof(buf)))
+		return -errno;
+	return strncmp(buf, "impl: builtin\n", 14) ? -ENOENT : 0;
+}
+
+/* Forks sleeping children until fork fails; returns how many. */
+static int fill_pids(pid_t *kids, int *err)
+{
+	int n = 0;
+
+	*err = 0;
+	while (n < MAX_KIDS) {
+		pid_t p = fork();
+
+		if (p < 0) {
+			*err = errno;
+			break;
+		}
+		if (p == 0) {
+			pause();
+			_exit(0);
+		}
+		kids[n++] = p;
+	}
+	return n;
+}
+
+static void kill_kids(pid_t *kids, int from, int to)
+{
+	int i;
+
+	for (i = from; i < to; i++)
+		kill(kids[i], SIGKILL);
+	for (i = from; i < to; i++)
+		waitpid(kids[i], NULL, 0);
+}
+
+FIXTURE(pid_max) {
+	char saved[32];
+	pid_t kids[MAX_KIDS];
+};
+
+FIXTURE_SETUP(pid_max)
+{
+	unload_module();
+	ASSERT_EQ(0, read_file(PID_MAX, self->saved, sizeof(self->saved)));
+	ASSERT_EQ(0, write_str(PID_MAX, TEST_PID_MAX));
+}
+
+FIXTURE_TEARDOWN(pid_max)
+{
+	unload_module();
+	write_str(PID_MAX, self->saved);
+}
+
+/*
+ * With kernel.pid_max lowered, fork until EAGAIN: the same number of tasks
+ * fit with and without the module, also after it is unloaded, and cycles of
+ * exit and fork at the limit never fail while exited pids sit in a batch.
+ */
+TEST_F_TIMEOUT(pid_max, exhaustion_is_unchanged, 600)
+{
+	int before, with, after, err, i, j, failed = 0;
+
+	before = fill_pids(self->kids, &err);
+	EXPECT_EQ(EAGAIN, err);
+	kill_kids(self->kids, 0, before);
+
+	/* a long delay: only a flush on pressure can free a batched pid in time */
+	ASSERT_EQ(0, load_module_args("pid_batch=64 pid_max_delay_ms=1000"));
+	ASSERT_EQ(0, write_str(PID_STATS, "0"));
+	with = fill_pids(self->kids, &err);
+	EXPECT_EQ(EAGAIN, err);
+	EXPECT_EQ(before, with);
+
+	for (i = 0; i < 50; i++) {
+		/* eight exits, then eight forks, at the limit */
+		kill_kids(self->kids, with - 8, with);
+		for (j = with - 8; j < with; j++) {
+			self->kids[j] = fork();
+			if (self->kids[j] == 0) {
+				pause();
+				_exit(0);
+			}
+			if (self->kids[j] < 0) {
+				failed++;
+				self->kids[j] = getpid(); /* not killed below */
+			}
+		}
+	}
+	EXPECT_EQ(0, failed);
+	EXPECT_LT(0, pid_stat("flush_pressure"));
+	TH_LOG("%d tasks fit before, %d with the module; %lld pressure flushes",
+	       before, with, pid_stat("flush_pressure"));
+	for (j = 0; j < with; j++)
+		if (self->kids[j] != getpid())
+			kill(self->kids[j], SIGKILL);
+	while (waitpid(-1, NULL, 0) > 0)
+		;
+
+	ASSERT_EQ(0, unload_module());
+	after = fill_pids(self->kids, &err);
+	EXPECT_EQ(EAGAIN, err);
+	EXPECT_EQ(before, after);
+	kill_kids(self->kids, 0, after);
+}
+
+/* After a burst of exits every pid is freed within the maximum delay. */
+TEST(reuse_within_max_delay)
+{
+	const int delay_ms = 200, slack_ms = 500;
+	double t0;
+	int i;
+
+	unload_module();
+	ASSERT_EQ(0, load_module_args("pid_batch=64 pid_max_delay_ms=200"));
+	ASSERT_EQ(0, write_str(PID_STATS, "0"));
+	for (i = 0; i < 40; i++) {
+		pid_t p = fork();
+
+		if (p == 0)
+			_exit(0);
+		ASSERT_LT(0, p);
+		waitpid(p, NULL, 0);
+	}
+	t0 = now_ms();
+	usleep((delay_ms + slack_ms) * 1000);
+	EXPECT_EQ(0, pid_stat("pending"));
+	EXPECT_LE(40, pid_stat("queued"));
+	EXPECT_EQ(pid_stat("queued"), pid_stat("freed"));
+	EXPECT_LT(0, pid_stat("flush_timer"));
+	TH_LOG("40 exits: none pending %.0f ms later (max delay %d ms, TCG slack %d ms)",
+	       now_ms() - t0, delay_ms, slack_ms);
+	EXPECT_EQ(0, unload_module());
+}
+
+/*
+ * A pid namespace whose init has children, one of them the init of a nested
+ * namespace with children of its own. Returns how long killing the outer
+ * init took until it was reaped: that waits for every pid of both
+ * namespaces to be freed.
+ */
+static double namespace_teardown_ms(void)
+{
+	int ready[2], i;
+	pid_t outer, init;
+	double t0;
+	char c;
+
+	if (pipe(ready))
+		return -1;
+	outer = fork();
+	if (outer == 0) {
+		if (unshare(CLONE_NEWPID))
+			_exit(1);
+		init = fork();
+		if (init != 0) {
+			/* report the init's pid in the parent namespace, then wait */
+			if (write(ready[1], &init, sizeof(init)) != sizeof(init))
+				_exit(1);
+			waitpid(init, NULL, 0);
+			_exit(0);
+		}
+		for (i = 0; i < 40; i++)
+			if (fork() == 0)
+				for (;;)
+					pause();
+		if (fork() == 0) {
+			if (unshare(CLONE_NEWPID) || fork() != 0) {
+				/* the nested init's parent */
+				for (;;)
+					pause();
+			}
+			for (i = 0; i < 20; i++)
+				if (fork() == 0)
+					for (;;)
+						pause();
+			for (;;)
+				pause();
+		}
+		usleep(200000); /* let the nested namespace populate */
+		c = 1;
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	if (read(ready[0], &init, sizeof(init)) != sizeof(init) || read(ready[0], &c, 1) != 1)
+		return -1;
+	t0 = now_ms();
+	kill(init, SIGKILL);
+	waitpid(outer, NULL, 0);
+	close(ready[0]);
+	close(ready[1]);
+	return now_ms() - t0;
+}
+
+FIXTURE(ns) {};
+FIXTURE_SETUP(ns) { unload_module(); }
+FIXTURE_TEARDOWN(ns) { unload_module(); }
+
+/*
+ * Teardown is not held up by batching, nested namespaces included: with a
+ * maximum delay of 1 s it takes less than half of that longer than with the
+ * built-in. Waiting for the timer would show up as the difference.
+ */
+TEST_F_TIMEOUT(ns, teardown_not_held_by_batches, 300)
+{
+	double builtin, batched;
+
+	builtin = namespace_teardown_ms();
+	ASSERT_LE(0, builtin);
+	ASSERT_EQ(0, load_module_args("pid_batch=64 pid_max_delay_ms=1000"));
+	ASSERT_EQ(0, write_str(PID_STATS, "0"));
+	batched = namespace_teardown_ms();
+	ASSERT_LE(0, batched);
+	EXPECT_GT(builtin + 500, batched);
+	/* the 63 pids of both namespaces went through the module */
+	EXPECT_LE(63, pid_stat("freed"));
+	TH_LOG("teardown of 2 nested namespaces, 63 tasks: %.0f ms built-in, %.0f ms batched",
+	       builtin, batched);
+}
+
+static void *thread_noop(void *arg)
+{
+	return arg;
+}
+
+static void *spawn_until(void *arg)
+{
+	double end = *(double *)arg;
+
+	while (now_ms() < end) {
+		pthread_t t;
+
+		if (!pthread_create(&t, NULL, thread_noop, NULL))
+			pthread_join(t, NULL);
+	}
+	return NULL;
+}
+
+/* Threads created and joined on every CPU: exits share pidmap_lock acquisitions. */
+TEST(thread_storm_forms_batches)
+{
+	pthread_t spawners[4];
+	long long freed, batches;
+	double end;
+	int i;
+
+	unload_module();
+	ASSERT_EQ(0, load_module_args("pid_batch=32 pid_max_delay_ms=10"));
+	ASSERT_EQ(0, write_str(PID_STATS, "0"));
+	end = now_ms() + 2000;
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, pthread_create(&spawners[i], NULL, spawn_until, &end));
+	for (i = 0; i < 4; i++)
+		pthread_join(spawners[i], NULL);
+	usleep(100000);
+	freed = pid_stat("freed");
+	batches = pid_stat("batches");
+	EXPECT_LT(100, freed);
+	EXPECT_LT(batches, freed); /* average batch above one */
+	EXPECT_EQ(0, pid_stat("pending"));
+	TH_LOG("%lld thread pids freed in %lld pidmap_lock acquisitions (%.2f per batch)",
+	       freed, batches, batches ? (double)freed / batches : 0.0);
+	EXPECT_EQ(0, unload_module());
+}
+
+/* Bad parameters are refused at load, and change nothing. */
+TEST(bad_parameters_refused)
+{
+	const char *bad[] = { "pid_batch=65", "pid_batch=abc", "pid_max_delay_ms=0",
+			      "pid_max_delay_ms=1001", "pid_batch=-1" };
+	int i;
+
+	unload_module();
+	for (i = 0; i < 5; i++) {
+		EXPECT_EQ(-EINVAL, load_module_args(bad[i])) TH_LOG("%s", bad[i]);
+		EXPECT_EQ(0, stats_impl_is("locked"));
+		EXPECT_EQ(0, pid_stat_impl_is_builtin());
+	}
+	/* pid_batch=0 keeps the built-in pid freeing, the clone read still moves */
+	ASSERT_EQ(0, load_module_args("pid_batch=0"));
+	EXPECT_EQ(0, pid_stat_impl_is_builtin());
+	EXPECT_EQ(0, stats_impl_is("forkscale"));
+	EXPECT_EQ(0, unload_module());
+}
+
+TEST_HARNESS_MAIN
