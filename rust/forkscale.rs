@@ -32,9 +32,8 @@ module! {
 
 // The hooks are exported in these namespaces. The module looks them up by name rather than
 // linking them, but declares the imports that a direct user would need.
-#[link_section = ".modinfo"]
-#[used(compiler)]
-static IMPORT_NS: [u8; 45] = *b"import_ns=CGROUP_CLONE\0import_ns=PID_RELEASE\0";
+params::modinfo!("import_ns=CGROUP_CLONE\0");
+params::modinfo!("import_ns=PID_RELEASE\0");
 
 static PID_BATCH: ParamU32 = ParamU32::new(32);
 static PID_MAX_DELAY_MS: ParamU32 = ParamU32::new(10);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Module parameters.
+//! Module parameters and `.modinfo` entries.
 //!
 //! 6.12's `module!` cannot declare parameters, so [`module_param_u32!`] declares them the way
 //! C's `module_param()` does: a `struct kernel_param` in the `__param` section, which the
@@ -64,27 +64,24 @@ macro_rules! module_param_u32 {
                 },
             });
 
+        $crate::params::modinfo!(concat!("parm=", $name, ":", $desc, "\0"));
+        $crate::params::modinfo!(concat!("parmtype=", $name, ":uint\0"));
+    };
+}
+pub(crate) use module_param_u32;
+
+/// Adds the NUL-terminated string `$entry` to the module's `.modinfo`, as `modinfo` lists it.
+macro_rules! modinfo {
+    ($entry:expr) => {
         const _: () = {
-            const DESC: &[u8] = concat!("parm=", $name, ":", $desc, "\0").as_bytes();
+            const ENTRY: &[u8] = $entry.as_bytes();
             #[link_section = ".modinfo"]
             #[used(compiler)]
-            static PARM: [u8; DESC.len()] = {
-                let mut out = [0u8; DESC.len()];
+            static MODINFO: [u8; ENTRY.len()] = {
+                let mut out = [0u8; ENTRY.len()];
                 let mut i = 0;
-                while i < DESC.len() {
-                    out[i] = DESC[i];
-                    i += 1;
-                }
-                out
-            };
-            const TYPE: &[u8] = concat!("parmtype=", $name, ":uint\0").as_bytes();
-            #[link_section = ".modinfo"]
-            #[used(compiler)]
-            static PARMTYPE: [u8; TYPE.len()] = {
-                let mut out = [0u8; TYPE.len()];
-                let mut i = 0;
-                while i < TYPE.len() {
-                    out[i] = TYPE[i];
+                while i < ENTRY.len() {
+                    out[i] = ENTRY[i];
                     i += 1;
                 }
                 out
@@ -92,4 +89,4 @@ macro_rules! module_param_u32 {
         };
     };
 }
-pub(crate) use module_param_u32;
+pub(crate) use modinfo;

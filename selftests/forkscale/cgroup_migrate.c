@@ -16,30 +16,9 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "forkscale_util.h"
 
-#define ROOT "/sys/fs/cgroup"
 #define MOVES 200
-
-static int write_str(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t len;
-
-	if (fd < 0)
-		return -errno;
-	len = write(fd, value, strlen(value));
-	close(fd);
-	return len < 0 ? -errno : 0;
-}
-
-static int move_pid(const char *cgroup, pid_t pid)
-{
-	char path[256], value[32];
-
-	snprintf(path, sizeof(path), ROOT "/%s/cgroup.procs", cgroup);
-	snprintf(value, sizeof(value), "%d", pid);
-	return write_str(path, value);
-}
 
 /* Returns 1 if /proc/<pid>/cgroup names @cgroup on the v2 hierarchy. */
 static int in_cgroup(pid_t pid, const char *cgroup)
@@ -60,19 +39,6 @@ static int in_cgroup(pid_t pid, const char *cgroup)
 	return found;
 }
 
-/* Forks and reaps children until killed. */
-static void __attribute__((noreturn)) fork_forever(void)
-{
-	for (;;) {
-		pid_t pid = fork();
-
-		if (pid == 0)
-			_exit(0);
-		if (pid > 0)
-			waitpid(pid, NULL, 0);
-	}
-}
-
 TEST(migrate_a_forking_task)
 {
 	const char *cg[2] = { "forkscale_mig_a", "forkscale_mig_b" };
@@ -81,7 +47,7 @@ TEST(migrate_a_forking_task)
 	pid_t child;
 
 	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), ROOT "/%s", cg[i]);
+		snprintf(path, sizeof(path), CGROOT "/%s", cg[i]);
 		rmdir(path);
 		ASSERT_EQ(0, mkdir(path, 0755));
 	}
@@ -101,7 +67,7 @@ TEST(migrate_a_forking_task)
 	/* Let the last grandchild go before removing the cgroups. */
 	usleep(100000);
 	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), ROOT "/%s", cg[i]);
+		snprintf(path, sizeof(path), CGROOT "/%s", cg[i]);
 		rmdir(path);
 	}
 	EXPECT_EQ(0, failed);
@@ -110,7 +76,7 @@ TEST(migrate_a_forking_task)
 
 TEST(kill_a_forking_cgroup)
 {
-	const char *dir = ROOT "/forkscale_kill";
+	const char *dir = CGROOT "/forkscale_kill";
 	int status, i;
 	char procs[64];
 	pid_t child;
@@ -123,14 +89,14 @@ TEST(kill_a_forking_cgroup)
 		fork_forever();
 	ASSERT_EQ(0, move_pid("forkscale_kill", child));
 	usleep(50000);
-	ASSERT_EQ(0, write_str(ROOT "/forkscale_kill/cgroup.kill", "1"));
+	ASSERT_EQ(0, write_str(CGROOT "/forkscale_kill/cgroup.kill", "1"));
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	EXPECT_TRUE(WIFSIGNALED(status));
 	EXPECT_EQ(SIGKILL, WTERMSIG(status));
 
 	/* Children forked while the kill ran must die too: the cgroup empties. */
 	for (i = 0; i < 500; i++) {
-		FILE *f = fopen(ROOT "/forkscale_kill/cgroup.procs", "r");
+		FILE *f = fopen(CGROOT "/forkscale_kill/cgroup.procs", "r");
 		int empty = f && !fgets(procs, sizeof(procs), f);
 
 		if (f)

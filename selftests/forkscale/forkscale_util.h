@@ -174,16 +174,22 @@ static inline int wait_unpopulated(const char *name, int ms)
 	return ret;
 }
 
-/* The value of "key: value" in the stats file, or -1. */
-static inline long long stats_value(const char *key)
+/* The value of "key: value" in a stats file, or -1. */
+static inline long long stat_value(const char *file, const char *key)
 {
-	char buf[512], want[64], *p;
+	char buf[1024], want[64], *p;
 
-	if (read_file(STATS, buf, sizeof(buf)))
+	if (read_file(file, buf, sizeof(buf)))
 		return -1;
-	snprintf(want, sizeof(want), "%s: ", key);
+	snprintf(want, sizeof(want), "\n%s: ", key);
 	p = strstr(buf, want);
 	return p ? atoll(p + strlen(want)) : -1;
+}
+
+/* The value of "key: value" in the clone-read stats file, or -1. */
+static inline long long stats_value(const char *key)
+{
+	return stat_value(STATS, key);
 }
 
 static inline int stats_impl_is(const char *impl)

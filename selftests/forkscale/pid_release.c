@@ -20,13 +20,7 @@
 
 static long long pid_stat(const char *key)
 {
-	char buf[1024], want[64], *p;
-
-	if (read_file(PID_STATS, buf, sizeof(buf)))
-		return -1;
-	snprintf(want, sizeof(want), "\n%s: ", key);
-	p = strstr(buf, want);
-	return p ? atoll(p + strlen(want)) : -1;
+	return stat_value(PID_STATS, key);
 }
 
 static double now_ms(void)
