@@ -179,12 +179,12 @@ TEST(reuse_within_max_delay)
  */
 static double namespace_teardown_ms(void)
 {
-	int ready[2], i;
+	int init_pid[2], ready[2], i;
 	pid_t outer, init;
 	double t0;
-	char c;
+	char c = 1;
 
-	if (pipe(ready))
+	if (pipe(init_pid) || pipe(ready))
 		return -1;
 	outer = fork();
 	if (outer == 0) {
@@ -193,7 +193,7 @@ static double namespace_teardown_ms(void)
 		init = fork();
 		if (init != 0) {
 			/* report the init's pid in the parent namespace, then wait */
-			if (write(ready[1], &init, sizeof(init)) != sizeof(init))
+			if (write(init_pid[1], &init, sizeof(init)) != sizeof(init))
 				_exit(1);
 			waitpid(init, NULL, 0);
 			_exit(0);
@@ -212,23 +212,28 @@ static double namespace_teardown_ms(void)
 				if (fork() == 0)
 					for (;;)
 						pause();
+			/* the nested namespace is complete */
+			if (write(ready[1], &c, 1) != 1)
+				_exit(1);
 			for (;;)
 				pause();
 		}
-		usleep(200000); /* let the nested namespace populate */
-		c = 1;
+		/* the outer namespace's own tasks are complete */
 		if (write(ready[1], &c, 1) != 1)
 			_exit(1);
 		for (;;)
 			pause();
 	}
-	if (read(ready[0], &init, sizeof(init)) != sizeof(init) || read(ready[0], &c, 1) != 1)
+	if (read(init_pid[0], &init, sizeof(init)) != sizeof(init) ||
+	    read(ready[0], &c, 1) != 1 || read(ready[0], &c, 1) != 1)
 		return -1;
 	t0 = now_ms();
 	kill(init, SIGKILL);
 	waitpid(outer, NULL, 0);
-	close(ready[0]);
-	close(ready[1]);
+	for (i = 0; i < 2; i++) {
+		close(init_pid[i]);
+		close(ready[i]);
+	}
 	return now_ms() - t0;
 }
 
