@@ -17,7 +17,7 @@ accel=$("$here/accel.sh")
 # to it, boots die silently a moment later (always with -cpu max, about one boot in
 # three with qemu64). tsc=unstable keeps the guest on HPET.
 #
-# Multi-threaded TCG (QEMU 7.2 here) can run a stale translation of kernel text
+# Multi-threaded TCG (QEMU 7.2 here) apparently can run a stale translation of kernel text
 # that another vCPU is patching: a guest fork hit the int3 of a static_call
 # update (text_poke_bp) after the patch had completed, an "Oops: int3" seen in
 # the module load/unload test. Guests patch text whenever the module loads,
