@@ -11,10 +11,19 @@ field() { echo "$line" | sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
 
 echo "TAP version 13"
 echo "1..6"
-result "sample loads (it refuses to on a torn read)" insmod /lib/modules/rust_seqlock_torn.ko
-line=$(dmesg | grep 'rust_seqlock_torn: reads=' | tail -n 1)
-echo "# $line"
-line=" ${line#*: }"
+# With single-threaded TCG the vCPUs interleave coarsely and a run can miss
+# every overlap (retries=0 seen once in three full runs). Up to three runs; each
+# must load (no torn read), and the checks below read the last one.
+for attempt in 1 2 3; do
+	insmod /lib/modules/rust_seqlock_torn.ko || break
+	line=$(dmesg | grep 'rust_seqlock_torn: reads=' | tail -n 1)
+	echo "# run $attempt: $line"
+	line=" ${line#*: }"
+	[ "$(field retries)" -gt 0 ] 2>/dev/null && break
+	[ "$attempt" = 3 ] && break
+	rmmod rust_seqlock_torn || break
+done
+result "sample loads (it refuses to on a torn read)" [ -e /sys/module/rust_seqlock_torn ]
 result "at least a million reads" [ "$(field reads)" -ge 1000000 ] 2>/dev/null
 result "no torn read" [ "$(field torn)" = 0 ]
 result "writers overlapped readers (retries seen)" [ "$(field retries)" -gt 0 ] 2>/dev/null
