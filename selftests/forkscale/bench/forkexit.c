@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * forkexit: each task forks a child that exits at once, and waits for it. One
+ * process create, exit and reap per operation, page-table copy included.
+ */
+#include "bench.h"
+
+static int forkexit_op(unsigned int task)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		_exit(7);
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 7) {
+		errno = EPROTO;
+		return -1;
+	}
+	return 0;
+}
+
+static const struct bench_workload forkexit = {
+	.name = "forkexit",
+	.op = forkexit_op,
+};
+
+int main(int argc, char **argv)
+{
+	return bench_main(argc, argv, &forkexit);
+}
