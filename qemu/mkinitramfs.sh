@@ -15,7 +15,8 @@ for applet in $(/bin/busybox --list); do
 	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
 done
 install -m 0755 "$here/guest/init" "$root/init"
-install -m 0755 "$here/guest/run-tests" "$here/guest/run-report" "$root/forkscale/"
+install -m 0755 "$here/guest/run-tests" "$here/guest/run-report" \
+	"$here/guest/run-bench" "$root/forkscale/"
 cp -a "$tests"/. "$root/forkscale/tests/"
 mv "$root/forkscale/tests/tests.list" "$root/forkscale/tests.list"
 for ko in "$@"; do
