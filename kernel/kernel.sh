@@ -54,13 +54,15 @@ series_patches() {
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$SERIES_DIR/series" | grep -v '^$' || true
 }
 
+# Only the diffs count: a reworded commit message or a renamed patch file builds
+# the same tree, so it must not rebuild the kernel.
 series_hash() {
 	{
 		echo "base v$BASE_VERSION $(basename "$TARBALL") $(stat -c %s "$TARBALL")"
 		local p
 		while read -r p; do
-			echo "patch $p"
-			cat "$SERIES_DIR/$p"
+			echo "patch"
+			sed -n '/^diff --git /,$p' "$SERIES_DIR/$p"
 		done < <(series_patches)
 	} | sha256sum | cut -c1-12
 }
