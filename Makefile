@@ -20,7 +20,7 @@ BZIMAGE = $(KDIR)/arch/x86/boot/bzImage
 INITRD := $(OUT)/$(FLAVOR)/initramfs.cpio.gz
 KBUILD_MODULE = scripts/kbuild-module.sh $(KDIR) $(CURDIR)
 
-.PHONY: all deps kernel module selftests initramfs run check vm devtree patches clean
+.PHONY: all deps kernel module selftests initramfs run check bench vm devtree patches clean
 all: initramfs
 
 deps:
@@ -47,6 +47,18 @@ run: initramfs
 
 check: initramfs
 	@tests/check.sh $(BZIMAGE) $(INITRD) $(KDIR) $(OUT)/check
+
+# Every variant in one run: stock 6.12.117 and the series' variants, throughput
+# from the perf flavour, lock statistics from the debug flavour. SMP=1,2,4 sweeps
+# vCPU counts; QUICK=1 is the short run. Writes Documentation/results.md.
+STOCK_KERNEL = SERIES_DIR='$(CURDIR)/kernel/stock' CACHE='$(CACHE)' kernel/kernel.sh
+bench: deps
+	@for f in perf debug; do \
+		echo "bench: building the $$f kernels (cached) and initramfs"; \
+		$(MAKE) -s --no-print-directory initramfs FLAVOR=$$f; \
+		FLAVOR=$$f $(STOCK_KERNEL) build > /dev/null; \
+	done
+	@OUT='$(OUT)' bench/bench.sh $(OUT)/bench
 
 # An interactive guest shell on this terminal (Ctrl-a x quits).
 vm: initramfs

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# `make bench`: boot each kernel once per repetition, alternating stock and
+# patched, and collect the workloads' figures; then write the JSON, the report
+# and the plots (bench/report.py).
+#
+#   bench.sh <outdir>
+#
+# Throughput comes from the perf flavour, lock statistics from the debug flavour
+# (LOCK_STAT). Environment: SMP (comma list of vCPU counts), QUICK=1 (short
+# run), REPS, LOCK_REPS, SECS, MIGRATIONS override the mode's defaults;
+# RESULTS (where the report goes, default Documentation/).
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$1
+OUT=${OUT:-$top/out}
+smp_list=$(echo "${SMP:-2}" | tr , ' ')
+if [ "${QUICK:-0}" = 1 ]; then
+	reps=${REPS:-2} lock_reps=${LOCK_REPS:-1} secs=${SECS:-2} migrations=${MIGRATIONS:-200}
+else
+	reps=${REPS:-5} lock_reps=${LOCK_REPS:-2} secs=${SECS:-5} migrations=${MIGRATIONS:-1000}
+fi
+series_variants=locked,seqcount,rwlock,module,module_nobatch
+results=${RESULTS:-$top/Documentation}
+
+die() { echo "bench: error: $*" >&2; exit 1; }
+
+kernel_of() { # <flavour> <stock|series>
+	if [ "$2" = stock ]; then
+		SERIES_DIR=$top/kernel/stock FLAVOR=$1 "$top/kernel/kernel.sh" kdir
+	else
+		FLAVOR=$1 "$top/kernel/kernel.sh" kdir
+	fi
+}
+
+for flavour in perf debug; do
+	for k in stock series; do
+		[ -f "$(kernel_of $flavour $k)/.done" ] || die "the $k $flavour kernel is not built (make bench builds it)"
+	done
+	[ -f "$OUT/$flavour/initramfs.cpio.gz" ] || die "no $flavour initramfs (make bench builds it)"
+done
+
+# Plan every boot first, so progress can say "i/n".
+plan=()
+for smp in $smp_list; do
+	for rep in $(seq 1 "$reps"); do
+		# Alternate which kernel boots first, so neither always runs on a cold host.
+		if [ $((rep % 2)) = 1 ]; then order="stock series"; else order="series stock"; fi
+		for k in $order; do plan+=("$smp perf $k $rep"); done
+	done
+	for rep in $(seq 1 "$lock_reps"); do
+		for k in stock series; do plan+=("$smp debug $k $rep"); done
+	done
+done
+
+accel=$("$top/qemu/accel.sh")
+rm -rf "$out"
+mkdir -p "$out"
+raw=$out/raw.txt
+{
+	echo "meta date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "meta accel=$accel"
+	echo "meta host_cpus=$(nproc)"
+	echo "meta host_cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | tr ' ' _)"
+	echo "meta qemu=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([^ ]*\).*/\1/p')"
+	echo "meta tcg_thread=${TCG_THREAD:-multi}"
+	echo "meta commit=$(git -C "$top" rev-parse --short=12 HEAD)$(git -C "$top" diff --quiet HEAD -- . 2>/dev/null || echo -dirty)"
+	echo "meta base=Debian_linux-source-6.12_(6.12.117)"
+	echo "meta quick=${QUICK:-0} reps=$reps lock_reps=$lock_reps secs=$secs migrations=$migrations"
+	echo "meta smp=$(echo $smp_list | tr ' ' ,)"
+} > "$raw"
+
+echo "bench: ${#plan[@]} boots under $accel (host: $(nproc) CPUs); log in $out"
+[ "$accel" = kvm ] || echo "bench: TCG: absolute figures are emulation figures; compare ratios"
+i=0 failed=0 start=$SECONDS
+for entry in "${plan[@]}"; do
+	read -r smp flavour k rep <<< "$entry"
+	i=$((i + 1))
+	if [ "$k" = stock ]; then variants=stock; else variants=$series_variants; fi
+	dir=$out/smp$smp/$flavour-$k-$rep
+	t0=$SECONDS
+	mkdir -p "$(dirname "$dir")"
+	# Bench guests patch text only between workloads (variant switches), never
+	# while forks run, so multi-threaded TCG is used for real parallelism; see
+	# qemu/run-vm.sh. A failed boot is retried once.
+	for try in 1 2; do
+		if SMP=$smp TIMEOUT=1800 TCG_THREAD=${TCG_THREAD:-multi} "$top/qemu/run-vm.sh" \
+			"$(kernel_of "$flavour" "$k")/arch/x86/boot/bzImage" "$OUT/$flavour/initramfs.cpio.gz" \
+			"$dir" bench forkscale.variants=$variants forkscale.rep=$rep \
+			forkscale.secs=$secs forkscale.warmup=1 forkscale.migrations=$migrations \
+			2> "$dir.err"; then
+			break
+		fi
+		echo "bench: boot $i failed (try $try): $(grep -m1 'vm: FAIL' "$dir.err")"
+		[ $try = 2 ] && failed=$((failed + 1))
+	done
+	sed -nE "s/^(bench[a-z-]*) /\1 smp=$smp flavour=$flavour kernel=$k /p" "$dir/results.log" >> "$raw"
+	errors=$(grep -c '^bench-error' "$dir/results.log")
+	echo "bench: [$i/${#plan[@]}] smp=$smp $flavour $k rep $rep: $((SECONDS - t0)) s$([ "$errors" = 0 ] || echo ", $errors errors"), $((SECONDS - start)) s so far"
+	grep '^bench-error' "$dir/results.log" | sed 's/^/bench:   /'
+done
+
+python3 "$top/bench/report.py" "$raw" "$out/results.json" "$results" || exit 1
+errors=$(grep -c '^bench-error' "$raw")
+echo "bench: done in $((SECONDS - start)) s; $failed failed boots, $errors workload errors"
+[ "$failed" = 0 ] && [ "$errors" = 0 ]

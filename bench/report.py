@@ -1,0 +1,455 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn the raw lines of `make bench` into JSON, Documentation/results.md and SVG plots.
+
+    report.py <raw.txt> <results.json> <results-dir>
+
+raw.txt holds "meta key=value" lines and the guests' "bench ..." lines (see
+qemu/guest/run-bench and selftests/forkscale/bench/bench.h). Throughput comes
+from the perf flavour, per-operation lock figures from the debug flavour.
+Everything in the report is computed here from raw.txt; nothing is typed in.
+"""
+import json
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+VARIANTS = ["stock", "locked", "seqcount", "rwlock", "module", "module_nobatch"]
+VARIANT_TEXT = {
+    "stock": "stock 6.12.117, no series",
+    "locked": "series, built-in locked read",
+    "seqcount": "series, built-in seqcount read",
+    "rwlock": "series, built-in rwlock read",
+    "module": "series + module (clone read and pid batching)",
+    "module_nobatch": "series + module, pid_batch=0",
+}
+WORKLOADS = ["threadspawn", "forkexit", "clone_processes", "migrate_pingpong"]
+WORKLOAD_TEXT = {
+    "threadspawn": "pthread_create + pthread_join per task (will-it-scale threadspawn1)",
+    "forkexit": "fork + _exit + waitpid per task",
+    "clone_processes": "clone(CLONE_VM | SIGCHLD) + waitpid per task",
+    "migrate_pingpong": "one task writes itself to cgroup A, then B, alternately",
+}
+LOCKS = ["css_set_lock", "tasklist_lock", "pidmap_lock", "css_set_clone_lock"]
+COLORS = {
+    "stock": "#444444", "locked": "#1f77b4", "seqcount": "#2ca02c",
+    "rwlock": "#ff7f0e", "module": "#d62728", "module_nobatch": "#9467bd",
+}
+
+
+def parse(path):
+    meta, rows = {}, []
+    with open(path) as f:
+        for line in f:
+            words = line.split()
+            if not words:
+                continue
+            fields = dict(w.split("=", 1) for w in words[1:] if "=" in w)
+            kinds = [w for w in words[1:] if "=" not in w]
+            if words[0] == "meta":
+                meta.update(fields)
+            elif words[0] in ("bench", "bench-error", "bench-boot"):
+                fields["tag"] = words[0]
+                fields["kind"] = kinds[0] if kinds else ""
+                rows.append(fields)
+    return meta, rows
+
+
+def summarise(meta, rows):
+    throughput = defaultdict(list)
+    # (smp, variant, workload, rep) -> {"ops":, "locks": {class: [acq, con, wait, hold]}, "stats": {}}
+    samples = defaultdict(lambda: {"ops": None, "locks": defaultdict(lambda: [0, 0, 0.0, 0.0]),
+                                   "stats": {}})
+    errors = [r for r in rows if r["tag"] == "bench-error"]
+    for r in rows:
+        if r["tag"] != "bench" or "workload" not in r:
+            continue
+        smp, v, w = int(r["smp"]), r["variant"], r["workload"]
+        if r["flavour"] == "perf":
+            if r["kind"] == "result":
+                throughput[(smp, v, w)].append(float(r["ops_per_sec"]))
+            continue
+        s = samples[(smp, v, w, r["rep"])]
+        if r["kind"] == "result":
+            s["ops"] = int(r["ops"])
+            s["secs"] = float(r["seconds"])
+        elif r["kind"] == "lock":
+            acc = s["locks"][r["class"]]
+            acc[0] += int(r["acquisitions"])
+            acc[1] += int(r["contentions"])
+            acc[2] += float(r["wait_us"])
+            acc[3] += float(r["hold_us"])
+        elif r["kind"] == "stat":
+            for k, val in r.items():
+                if k not in ("file", "kind", "tag", "smp", "flavour", "kernel", "variant",
+                             "rep", "workload"):
+                    s["stats"][f"{r['file']}.{k}"] = val
+
+    records = []
+    smps = sorted({k[0] for k in throughput} | {k[0] for k in samples})
+    for smp in smps:
+        for w in WORKLOADS:
+            stock = throughput.get((smp, "stock", w))
+            stock_median = statistics.median(stock) if stock else None
+            for v in VARIANTS:
+                vals = throughput.get((smp, v, w), [])
+                reps = [s for k, s in samples.items() if k[:3] == (smp, v, w) and s["ops"]]
+                if not vals and not reps:
+                    continue
+                rec = {"smp": smp, "variant": v, "workload": w, "unit": "ops/s", "n": len(vals)}
+                if vals:
+                    rec.update(median=statistics.median(vals), min=min(vals), max=max(vals),
+                               samples=vals)
+                    if stock_median:
+                        rec["ratio_to_stock"] = round(rec["median"] / stock_median, 4)
+                rec["locks"] = lock_figures(reps)
+                rec["lock_ops"] = [s["ops"] for s in reps]
+                if reps:
+                    rec["lock_ops_per_sec"] = round(statistics.median(s["ops"] / s["secs"] for s in reps), 1)
+                rec.update(counter_figures(reps))
+                records.append(rec)
+    return {"meta": meta, "records": records, "errors": errors}
+
+
+def lock_figures(reps):
+    """Per-operation medians over the debug repetitions, for each lock seen."""
+    out = {}
+    for lock in LOCKS:
+        if not any(lock in s["locks"] for s in reps):
+            continue
+        # A lock not taken during a repetition has no lock_stat row: zero.
+        per_rep = [(s["locks"].get(lock, [0, 0, 0.0, 0.0]), s["ops"]) for s in reps]
+        med = lambda i: statistics.median(a[i] / ops for a, ops in per_rep)  # noqa: E731
+        out[lock] = {
+            "acquisitions_per_op": round(med(0), 4),
+            "contentions_per_op": round(med(1), 5),
+            "wait_us_per_op": round(med(2), 4),
+            "hold_us_per_op": round(med(3), 4),
+        }
+    return out
+
+
+def counter_figures(reps):
+    """The clone-read and pid-freeing counters of the patched kernel."""
+    out = {}
+    lockless = sum(int(s["stats"].get("cgroup_clone.lockless", 0)) for s in reps)
+    locked = sum(int(s["stats"].get("cgroup_clone.locked", 0)) for s in reps)
+    retries = sum(int(s["stats"].get("cgroup_clone.retries", 0)) for s in reps)
+    if lockless + locked:
+        out["clone_read"] = {"lockless": lockless, "locked": locked, "retries": retries,
+                             "lockless_pct": round(100.0 * lockless / (lockless + locked), 3)}
+    freed = sum(int(s["stats"].get("pid_release.freed", 0)) for s in reps)
+    batches = sum(int(s["stats"].get("pid_release.batches", 0)) for s in reps)
+    if freed:
+        out["pid_release"] = {"freed": freed, "batches": batches,
+                              "pids_per_batch": round(freed / batches, 2) if batches else None,
+                              "free_locks_per_pid": round(batches / freed, 4)}
+    return out
+
+
+def find(summary, smp, v, w):
+    for r in summary["records"]:
+        if (r["smp"], r["variant"], r["workload"]) == (smp, v, w):
+            return r
+    return None
+
+
+def fmt(x, digits=2):
+    if x is None:
+        return "–"
+    if isinstance(x, float) and abs(x) >= 100:
+        return f"{x:,.0f}"
+    return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
+
+
+def targets(summary, smp):
+    """The issue's four targets, each with met/missed and the data behind it."""
+    lines = []
+    ts = lambda v: find(summary, smp, v, "threadspawn")  # noqa: E731
+
+    def overlap(rec, stock):
+        return rec and stock and "min" in rec and rec["min"] <= stock["max"] and rec["max"] >= stock["min"]
+
+    mod, stock = ts("module"), ts("stock")
+    css = mod and mod["locks"].get("css_set_lock", {}).get("acquisitions_per_op")
+    cr = mod and mod.get("clone_read")
+    if css is not None and cr:
+        met = round(css, 1) <= 2.0 and cr["lockless_pct"] >= 99.9
+        lines.append(f"- css_set_lock acquisitions per thread lifecycle = 2 with lockless success "
+                     f"≥ 99.9 %: **{'met' if met else 'missed'}**: {css:.2f} per create+exit with "
+                     f"the module (stock {fmt(stock and stock['locks'].get('css_set_lock', {}).get('acquisitions_per_op'))}), "
+                     f"{cr['lockless_pct']:.3f} % of {cr['lockless'] + cr['locked']} reads lockless.")
+        if not met and round(css, 1) > 2.0:
+            lines.append("  The reads that remain are clone's `cgroup_post_fork()` and exit's "
+                         "`cgroup_exit()`/`cgroup_release()`; see the lock table.")
+    pr = mod and mod.get("pid_release")
+    if pr:
+        met = pr["free_locks_per_pid"] <= 0.1
+        lines.append(f"- free-side pidmap_lock acquisitions per exit ≤ 0.1 with deferral: "
+                     f"**{'met' if met else 'missed'}**: {pr['free_locks_per_pid']:.3f} "
+                     f"({pr['freed']} pids in {pr['batches']} batches, {fmt(pr['pids_per_batch'])} per batch).")
+        if not met:
+            lines.append(f"  A batch closes when it holds `pid_batch` pids or after `pid_max_delay_ms`. "
+                         f"At the debug kernel's rate here ({fmt(rate(mod))} thread lifecycles/s over "
+                         f"{smp} vCPUs) the delay closes most batches before they fill.")
+    if mod and stock and "ratio_to_stock" in mod:
+        met = mod["ratio_to_stock"] >= 1.0
+        why = ""
+        if not met:
+            why = (" The module's min–max range overlaps stock's, so the difference is within this "
+                   "run's noise." if overlap(mod, stock) else " Outside stock's min–max range.")
+        lines.append(f"- threadspawn ratio against stock ≥ 1.0 at {smp} vCPUs: "
+                     f"**{'met' if met else 'missed'}**: {mod['ratio_to_stock']:.3f}.{why}")
+    mig = [find(summary, smp, v, "migrate_pingpong") for v in VARIANTS[1:]]
+    mig_stock = find(summary, smp, "stock", "migrate_pingpong")
+    worst = [r for r in mig if r and "ratio_to_stock" in r]
+    if worst and mig_stock:
+        w = min(worst, key=lambda r: r["ratio_to_stock"])
+        cost = 1.0 / w["ratio_to_stock"]
+        met = cost <= 1.05
+        why = ""
+        if not met:
+            why = (" Its min–max range overlaps stock's: within this run's noise." if overlap(w, mig_stock)
+                   else " Outside stock's min–max range.")
+        lines.append(f"- migration ping-pong cost ratio ≤ 1.05 (time per migration against stock): "
+                     f"**{'met' if met else 'missed'}**: worst is {w['variant']} at {cost:.3f}.{why}")
+    return lines
+
+
+def rate(rec):
+    """Operations per second of the debug-flavour runs, where the counters come from."""
+    return rec.get("lock_ops_per_sec")
+
+
+def svg_line_chart(path, title, series, xs, ylabel):
+    """Ops/s against vCPUs, one line per variant."""
+    W, H, L, R, T, B = 640, 400, 80, 190, 40, 50
+    ymax = max((y for pts in series.values() for _, y in pts), default=1) * 1.1 or 1
+    xmin, xmax = min(xs), max(xs)
+    sx = lambda x: L + ((x - xmin) / (xmax - xmin) if xmax > xmin else 0.5) * (W - L - R)  # noqa: E731
+    sy = lambda y: H - B - y / ymax * (H - T - B)  # noqa: E731
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
+           f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>',
+           f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>',
+           f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">vCPUs</text>',
+           f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" transform="rotate(-90 16 {(T + H - B) / 2})">{ylabel}</text>']
+    for x in xs:
+        out.append(f'<text x="{sx(x):.1f}" y="{H - B + 16}" text-anchor="middle">{x}</text>')
+    for i in range(5):
+        y = ymax * i / 4
+        out.append(f'<text x="{L - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{y:,.0f}</text>')
+        out.append(f'<line x1="{L}" y1="{sy(y):.1f}" x2="{W - R}" y2="{sy(y):.1f}" stroke="#ddd"/>')
+    for n, (v, pts) in enumerate(series.items()):
+        pts = sorted(pts)
+        c = COLORS[v]
+        if len(pts) > 1:
+            d = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in pts)
+            out.append(f'<polyline points="{d}" fill="none" stroke="{c}" stroke-width="2"/>')
+        for x, y in pts:
+            out.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="4" fill="{c}"/>')
+        out.append(f'<rect x="{W - R + 12}" y="{T + n * 20}" width="12" height="12" fill="{c}"/>')
+        out.append(f'<text x="{W - R + 30}" y="{T + n * 20 + 10}">{v}</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def svg_bar_chart(path, title, groups, variants, values, ylabel):
+    """Grouped bars: one group per lock, one bar per variant."""
+    W, H, L, R, T, B = 640, 400, 70, 190, 40, 50
+    ymax = max([values.get((g, v), 0) for g in groups for v in variants] + [0.1]) * 1.15
+    gw = (W - L - R) / max(len(groups), 1)
+    bw = gw * 0.8 / max(len(variants), 1)
+    sy = lambda y: H - B - y / ymax * (H - T - B)  # noqa: E731
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
+           f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>',
+           f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>',
+           f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" transform="rotate(-90 16 {(T + H - B) / 2})">{ylabel}</text>']
+    for i in range(5):
+        y = ymax * i / 4
+        out.append(f'<text x="{L - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{y:.2f}</text>')
+        out.append(f'<line x1="{L}" y1="{sy(y):.1f}" x2="{W - R}" y2="{sy(y):.1f}" stroke="#ddd"/>')
+    for gi, g in enumerate(groups):
+        x0 = L + gi * gw + gw * 0.1
+        out.append(f'<text x="{L + gi * gw + gw / 2:.1f}" y="{H - B + 16}" text-anchor="middle">{g}</text>')
+        for vi, v in enumerate(variants):
+            y = values.get((g, v))
+            if y is None:
+                continue
+            out.append(f'<rect x="{x0 + vi * bw:.1f}" y="{sy(y):.1f}" width="{bw * 0.9:.1f}" '
+                       f'height="{H - B - sy(y):.1f}" fill="{COLORS[v]}"><title>{v}: {y:.3f}</title></rect>')
+    for n, v in enumerate(variants):
+        out.append(f'<rect x="{W - R + 12}" y="{T + n * 20}" width="12" height="12" fill="{COLORS[v]}"/>')
+        out.append(f'<text x="{W - R + 30}" y="{T + n * 20 + 10}">{v}</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def write_plots(summary, outdir):
+    os.makedirs(outdir, exist_ok=True)
+    recs = summary["records"]
+    smps = sorted({r["smp"] for r in recs})
+    files = []
+    for w in WORKLOADS:
+        series = defaultdict(list)
+        for r in recs:
+            if r["workload"] == w and "median" in r:
+                series[r["variant"]].append((r["smp"], r["median"]))
+        if series:
+            name = f"ops-{w}.svg"
+            svg_line_chart(os.path.join(outdir, name), f"{w}: median ops/s", dict(series), smps, "ops/s")
+            files.append((w, name, "ops"))
+        smp = max(smps)
+        values, variants = {}, []
+        for v in VARIANTS:
+            r = find(summary, smp, v, w)
+            if r and r["locks"]:
+                variants.append(v)
+                for lock, fig in r["locks"].items():
+                    values[(lock, v)] = fig["acquisitions_per_op"]
+        if values:
+            groups = [lk for lk in LOCKS if any(g == lk for g, _ in values)]
+            name = f"locks-{w}.svg"
+            svg_bar_chart(os.path.join(outdir, name), f"{w}: lock acquisitions per operation ({smp} vCPUs)",
+                          groups, variants, values, "acquisitions / op")
+            files.append((w, name, "locks"))
+    return files
+
+
+def write_markdown(summary, path, plots, plotdir):
+    m = summary["meta"]
+    accel = m.get("accel", "?")
+    smps = sorted({r["smp"] for r in summary["records"]})
+    L = ["# forkscale benchmark results", "",
+         "Generated by `make bench` (`bench/report.py`) from the run below; the same figures are in "
+         "[`results/bench.json`](results/bench.json). Do not edit by hand.", "",
+         "| | |", "|---|---|",
+         f"| date | {m.get('date', '?')} |",
+         f"| base | {m.get('base', '?').replace('_', ' ')} |",
+         f"| forkscale commit | `{m.get('commit', '?')}` |",
+         f"| accelerator | {accel.upper()}{' (multi-threaded TCG)' if accel == 'tcg' and m.get('tcg_thread') == 'multi' else ''}, QEMU {m.get('qemu', '?')} |",
+         f"| host | {m.get('host_cpus', '?')} CPUs, {m.get('host_cpu', '?').replace('_', ' ')} |",
+         f"| vCPUs | {', '.join(map(str, smps))} |",
+         f"| repetitions | {m.get('reps', '?')} throughput boots per kernel (perf flavour), "
+         f"{m.get('lock_reps', '?')} lock-statistics boots (debug flavour, LOCK_STAT) |",
+         f"| measurement | {m.get('secs', '?')} s per workload after 1 s warmup; migrations: "
+         f"{m.get('migrations', '?')} per run |",
+         f"| mode | {'QUICK=1 (short run)' if m.get('quick') == '1' else 'full'} |", ""]
+    if accel == "tcg":
+        L += ["**This run is under TCG (QEMU's emulator, no KVM).** Absolute ops/s are emulation "
+              "figures and say little about hardware. The ratios between variants measured in the "
+              "same run, and the lock counts per operation, are the meaningful figures. With "
+              f"{m.get('host_cpus', '?')} host CPUs, vCPU counts above that are oversubscribed.", ""]
+    L += ["Variants, all built from the same config fragments:", ""]
+    L += [f"- `{v}`: {VARIANT_TEXT[v]}" for v in VARIANTS]
+    L += ["", "Workloads (tasks = vCPUs, except migrate_pingpong with one task):", ""]
+    L += [f"- `{w}`: {WORKLOAD_TEXT[w]}" for w in WORKLOADS]
+    L.append("")
+    if summary["errors"]:
+        L += ["## Errors in this run", ""]
+        L += [f"- smp={e.get('smp')} {e.get('flavour')} {e.get('variant')} rep {e.get('rep')}: "
+              + " ".join(f"{k}={v}" for k, v in e.items() if k not in ("tag", "kind", "smp", "flavour", "kernel", "variant", "rep"))
+              for e in summary["errors"]]
+        L.append("")
+    for smp in smps:
+        L += [f"## {smp} vCPUs", "", "### Targets", ""]
+        L += targets(summary, smp) or ["- not enough data for the targets"]
+        L += ["", "### Throughput (perf flavour)", "",
+              "Median, min and max of ops/s over the repetitions; ratio = median / stock median "
+              "(above 1 is faster than stock).", ""]
+        for w in WORKLOADS:
+            rows = [r for v in VARIANTS if (r := find(summary, smp, v, w)) and "median" in r]
+            if not rows:
+                continue
+            L += [f"**{w}**", "", "| variant | median ops/s | min | max | n | ratio to stock |",
+                  "|---|---:|---:|---:|---:|---:|"]
+            L += [f"| {r['variant']} | {fmt(r['median'])} | {fmt(r['min'])} | {fmt(r['max'])} | {r['n']} | "
+                  f"{fmt(r.get('ratio_to_stock'), 3)} |" for r in rows]
+            L.append("")
+        L += ["### Lock acquisitions per operation (debug flavour, LOCK_STAT)", "",
+              "Medians over the lock-statistics repetitions of acquisitions counted by "
+              "`/proc/lock_stat` during the measurement, divided by the operations the workload "
+              "counted. Read and write acquisitions of an rwlock are added up. "
+              "`css_set_clone_lock` exists only in the rwlock variant.", ""]
+        for w in WORKLOADS:
+            rows = [r for v in VARIANTS if (r := find(summary, smp, v, w)) and r["locks"]]
+            if not rows:
+                continue
+            locks = [lk for lk in LOCKS if any(lk in r["locks"] for r in rows)]
+            L += [f"**{w}**", "", "| variant | " + " | ".join(locks) + " | ops counted |",
+                  "|---|" + "---:|" * (len(locks) + 1)]
+            for r in rows:
+                cells = [fmt(r["locks"].get(lk, {}).get("acquisitions_per_op"), 3) for lk in locks]
+                L.append(f"| {r['variant']} | " + " | ".join(cells) + f" | {', '.join(map(str, r['lock_ops']))} |")
+            L.append("")
+        L += ["### Contention per operation (debug flavour)", "",
+              "Per lock: contentions / wait µs / hold µs, each per operation. Under lockdep and "
+              "KASAN hold times are inflated for every variant alike.", ""]
+        for w in WORKLOADS:
+            rows = [r for v in VARIANTS if (r := find(summary, smp, v, w)) and r["locks"]]
+            if not rows:
+                continue
+            locks = [lk for lk in LOCKS if any(lk in r["locks"] for r in rows)]
+            L += [f"**{w}**", "", "| variant | " + " | ".join(locks) + " |", "|---|" + "---:|" * len(locks)]
+            for r in rows:
+                cells = []
+                for lk in locks:
+                    f = r["locks"].get(lk)
+                    cells.append("–" if not f else
+                                 f"{f['contentions_per_op']:.3f} / {f['wait_us_per_op']:.2f} / {f['hold_us_per_op']:.2f}")
+                L.append(f"| {r['variant']} | " + " | ".join(cells) + " |")
+            L.append("")
+        L += ["### Clone read and pid freeing counters (debug flavour)", "",
+              "From `/sys/kernel/debug/cgroup_clone/stats` and `/sys/kernel/debug/pid_release/stats`, "
+              "reset at the start of each measurement. Built-in pid freeing takes pidmap_lock once "
+              "per pid and has no counters.", "",
+              "| workload | variant | reads lockless | retries | fell back to the lock | pids freed | batches | pids per batch | free-side pidmap_lock per pid |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for w in WORKLOADS:
+            for v in VARIANTS:
+                r = find(summary, smp, v, w)
+                if not r or not (r.get("clone_read") or r.get("pid_release")):
+                    continue
+                cr, pr = r.get("clone_read", {}), r.get("pid_release", {})
+                pct = f"{cr['lockless_pct']:.3f} %" if cr else "–"
+                L.append(f"| {w} | {v} | {pct} | "
+                         f"{cr.get('retries', '–')} | {cr.get('locked', '–')} | {pr.get('freed', '–')} | "
+                         f"{pr.get('batches', '–')} | {fmt(pr.get('pids_per_batch'))} | "
+                         f"{fmt(pr.get('free_locks_per_pid'), 3)} |")
+        L.append("")
+    L += ["## Plots", ""]
+    for w, name, kind in plots:
+        what = "median ops/s against vCPUs" if kind == "ops" else "lock acquisitions per operation"
+        L.append(f"![{w}: {what}]({plotdir}/{name})")
+        L.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(L).rstrip() + "\n")
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    raw, json_out, docdir = sys.argv[1:]
+    meta, rows = parse(raw)
+    summary = summarise(meta, rows)
+    if not summary["records"]:
+        sys.exit("report: no results in " + raw)
+    plotdir = os.path.join(docdir, "results")
+    plots = write_plots(summary, plotdir)
+    for path in (json_out, os.path.join(plotdir, "bench.json")):
+        with open(path, "w") as f:
+            json.dump(summary, f, indent=1, sort_keys=True)
+            f.write("\n")
+    write_markdown(summary, os.path.join(docdir, "results.md"), plots, "results")
+    print(f"report: {len(summary['records'])} records; wrote {os.path.join(docdir, 'results.md')}, "
+          f"{len(plots)} plots and {os.path.join(plotdir, 'bench.json')}")
+
+
+if __name__ == "__main__":
+    main()
