@@ -28,7 +28,7 @@ SERIES_DIR=${SERIES_DIR:-$top/kernel/patches}
 CONFIG_DIR=${CONFIG_DIR:-$top/kernel/configs}
 JOBS=${JOBS:-$(nproc)}
 # Bump when the way the base commit is made changes; old entries are then ignored.
-BASE_VERSION=2
+BASE_VERSION=3
 BINDGEN=${BINDGEN:-$(command -v bindgen || echo bindgen)}
 # The rustup toolchain first in PATH has no rust-src; Debian's rustc-web does.
 KMAKE=(make LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc BINDGEN="$BINDGEN")
@@ -98,6 +98,16 @@ prepare_base() {
 	# would hide every file a patch adds from `git add`, so the base drops it.
 	sed -i '/^# Debian packaging: ignore everything/,/^!\/debian\/$/d' "$tmp/.gitignore"
 	! grep -qx '/\*' "$tmp/.gitignore" || die "could not drop Debian's top-level ignore rule"
+	# Debian's tarball also leaves out the top-level rustfmt and clippy configs of the
+	# kernel tree. Without them `make rustfmtcheck` parses edition 2015 and CLIPPY=1
+	# skips private items, so the base gets configs with the kernel's settings.
+	[ -e "$tmp/.rustfmt.toml" ] || printf '%s\n' 'edition = "2021"' 'newline_style = "Unix"' \
+		> "$tmp/.rustfmt.toml"
+	[ -e "$tmp/.clippy.toml" ] || printf '%s\n' 'check-private-items = true' '' \
+		'# The kernel has its own dbg!; clippy::dbg_macro only knows std::dbg!.' \
+		'disallowed-macros = [' \
+		'    { path = "kernel::dbg", reason = "dbg! is for debugging only", allow-invalid = true },' \
+		']' > "$tmp/.clippy.toml"
 	git -C "$tmp" init -q -b base
 	git -C "$tmp" add -A
 	GIT_AUTHOR_DATE="2025-01-01T00:00:00Z" GIT_COMMITTER_DATE="2025-01-01T00:00:00Z" \
