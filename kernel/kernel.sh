@@ -7,6 +7,8 @@
 #   kernel.sh kdir     print the KDIR path without building (may not exist)
 #   kernel.sh devtree  make sure the development tree exists, print its path
 #   kernel.sh export   write the development tree's commits over kernel/patches/
+#   kernel.sh kmake <src> <objdir> <target>...
+#                      run the kernel's make with forkscale's toolchain (lint, patches-check)
 #
 # Cache layout, under $CACHE:
 #   base/            git repository of the Debian tarball, one commit tagged forkscale-base
@@ -98,18 +100,11 @@ prepare_base() {
 	# would hide every file a patch adds from `git add`, so the base drops it.
 	sed -i '/^# Debian packaging: ignore everything/,/^!\/debian\/$/d' "$tmp/.gitignore"
 	! grep -qx '/\*' "$tmp/.gitignore" || die "could not drop Debian's top-level ignore rule"
-	# Debian's tarball also leaves out the top-level rustfmt and clippy configs of the
-	# kernel tree. Without them `make rustfmtcheck` parses edition 2015 and CLIPPY=1
-	# skips private items, so the base gets configs with the kernel's settings.
-	[ -e "$tmp/.rustfmt.toml" ] || printf '%s\n' 'edition = "2021"' 'newline_style = "Unix"' \
-		> "$tmp/.rustfmt.toml"
-	[ -e "$tmp/.clippy.toml" ] || printf '%s\n' 'check-private-items = true' '' \
-		'# The kernel has its own dbg!; clippy::dbg_macro only knows std::dbg!.' \
-		'disallowed-macros = [' \
-		'    { path = "kernel::dbg", reason = "dbg! is for debugging only", allow-invalid = true },' \
-		']' > "$tmp/.clippy.toml"
 	git -C "$tmp" init -q -b base
-	git -C "$tmp" add -A
+	# Every file of the tarball is source, including those the tree's .gitignore
+	# matches (its dot-files: .rustfmt.toml and .clippy.toml, which rustfmtcheck and
+	# CLIPPY=1 read in the worktrees made from this commit, .mailmap, ...).
+	git -C "$tmp" add -A -f
 	GIT_AUTHOR_DATE="2025-01-01T00:00:00Z" GIT_COMMITTER_DATE="2025-01-01T00:00:00Z" \
 	git -C "$tmp" -c user.name=forkscale -c user.email=forkscale@localhost \
 		commit -q -m "Debian linux-source-6.12 ($(basename "$TARBALL"))"
@@ -216,6 +211,12 @@ export_series() {
 }
 
 cmd=${1:-build}
+if [ "$cmd" = kmake ]; then
+	[ $# -ge 3 ] || die "usage: kernel.sh kmake <src> <objdir> <target>..."
+	src=$2 obj=$3
+	shift 3
+	exec "${KMAKE[@]}" -C "$src" O="$obj" "$@"
+fi
 check_inputs
 case $cmd in
 key) build_key ;;
