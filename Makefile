@@ -20,7 +20,7 @@ BZIMAGE = $(KDIR)/arch/x86/boot/bzImage
 INITRD := $(OUT)/$(FLAVOR)/initramfs.cpio.gz
 KBUILD_MODULE = scripts/kbuild-module.sh $(KDIR) $(CURDIR)
 
-.PHONY: all deps kernel module selftests initramfs run check bench vm devtree patches clean
+.PHONY: all deps kernel module selftests initramfs run check bench lint vm devtree patches clean
 all: initramfs
 
 deps:
@@ -47,6 +47,11 @@ run: initramfs
 
 check: initramfs
 	@tests/check.sh $(BZIMAGE) $(INITRD) $(KDIR) $(OUT)/check
+
+# checkpatch --strict, rustfmt, CLIPPY=1 and W=1 on what the series and the module
+# add (kernel/lint.sh); make check runs it too.
+lint: kernel
+	@kernel/lint.sh $(OUT)/lint
 
 # Every variant in one run: stock 6.12.117 and the series' variants, throughput
 # from the perf flavour, lock statistics from the debug flavour. SMP=1,2,4 sweeps

@@ -47,15 +47,6 @@ cache_unchanged() {
 	fi
 }
 
-rustfmt_clean() {
-	if rustfmt --edition 2021 --check "$top"/rust/*.rs "$top"/samples/*.rs "$top"/tests/compile-fail/*.rs "$top"/tests/modules/*.rs > "$out/rustfmt.txt" 2>&1; then
-		echo "ok host: module, sample and test sources are rustfmt-clean"
-	else
-		echo "not ok host: module, sample and test sources are rustfmt-clean"
-		sed 's/^/# /' "$out/rustfmt.txt"
-	fi
-}
-
 # Documentation/*.rst must build without a docutils warning.
 docs_build() {
 	local f
@@ -81,10 +72,9 @@ guest_tests() {
 }
 
 report < <(cache_unchanged)
-report < <(rustfmt_clean)
 report < <(docs_build)
 report < <("$top/tests/host/deps.sh")
-report < <("$top/tests/host/clippy.sh" "$kdir" "$out/clippy")
+report < <("$top/kernel/lint.sh" "$out/lint")
 report < <("$top/tests/host/compile_fail.sh" "$kdir" "$out/compile-fail")
 report < <("$top/tests/host/bad_input.sh" "$CACHE")
 report < <("$top/tests/host/harness.sh" "$kernel" "$initrd" "$out/harness")

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# `make lint`: upstream's checks on everything forkscale adds, as TAP lines
+# ("ok lint: ..." / "not ok lint: ..."). Any finding is a failure.
+#   lint.sh <workdir>
+#
+# - scripts/checkpatch.pl --strict on every patch of the series. A new file
+#   must fall under a MAINTAINERS entry (get_maintainer.pl), which is why
+#   checkpatch's generic FILE_PATH_CHANGES reminder is checked that way
+#   instead of counted;
+# - make rustfmtcheck on the patched tree, rustfmt on the module's sources;
+# - CLIPPY=1 on the kernel's Rust (kernel crate and doctests) and the module;
+# - W=1 on every C file the series adds or changes.
+# The kernel builds run in a copy of the cached build, which stays untouched.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+work=$1
+ksh=$top/kernel/kernel.sh
+failed=0
+
+ok() { echo "ok lint: $1"; }
+not_ok() {
+	echo "not ok lint: $1"
+	sed 's/^/# /' "$2" | head -n "${3:-40}"
+	failed=1
+}
+check() { # <name> <log> <command...>: passes when the command succeeds and logs nothing
+	local name=$1 log=$2
+	shift 2
+	if "$@" > "$log" 2>&1 && [ ! -s "$log" ]; then ok "$name"; else not_ok "$name" "$log"; fi
+}
+
+src=$("$ksh" source) || { echo "not ok lint: prepare the patched source"; exit 1; }
+kdir=$("$ksh" build) || { echo "not ok lint: build the kernel"; exit 1; }
+rm -rf "$work"
+mkdir -p "$work"
+
+# --- checkpatch ----------------------------------------------------------------
+checkpatch_one() { # <patch>
+	local patch=$1 f
+	(cd "$src" && scripts/checkpatch.pl --strict --terse --show-types \
+		--ignore FILE_PATH_CHANGES "$patch") | grep -v '^total:' || true
+	for f in $(awk '/^diff --git /{file=$4} /^new file mode/{sub(/^b\//, "", file); print file}' "$patch"); do
+		(cd "$src" && scripts/get_maintainer.pl --nogit --nogit-fallback --norolestats -f "$f") |
+			grep -q . || echo "$f: no MAINTAINERS entry covers this new file"
+	done
+}
+while read -r p; do
+	check "checkpatch --strict: $p" "$work/checkpatch-${p%.patch}.txt" \
+		checkpatch_one "$top/kernel/patches/$p"
+done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/kernel/patches/series")
+
+# --- rustfmt -------------------------------------------------------------------
+check "make rustfmtcheck (the patched kernel tree)" "$work/rustfmtcheck.txt" \
+	"$ksh" kmake "$src" "$kdir" -s rustfmtcheck
+check "rustfmt --check (module, samples, test modules)" "$work/rustfmt.txt" \
+	rustfmt --edition 2021 --check "$top"/rust/*.rs "$top"/samples/*.rs \
+	"$top"/tests/compile-fail/*.rs "$top"/tests/modules/*.rs
+
+# --- clippy and W=1 in a copy of the build ------------------------------------
+copy=$work/kbuild
+cp -a "$kdir" "$copy"
+# CLIPPY=1 changes the command line of every Rust object, so all of rust/ is rebuilt.
+"$ksh" kmake "$src" "$copy" -s -j"$(nproc)" CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver \
+	rust/ > "$work/clippy-kernel.txt" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && ! grep -qE '^(warning|error)' "$work/clippy-kernel.txt"; then
+	ok "CLIPPY=1: kernel crate and doctests"
+else
+	not_ok "CLIPPY=1: kernel crate and doctests" "$work/clippy-kernel.txt"
+fi
+
+# The C files the series adds or changes, rebuilt with W=1.
+objs=()
+for f in $(git -C "$src" diff --name-only --diff-filter=AM forkscale-base HEAD -- '*.c'); do
+	[ -f "$copy/${f%.c}.o" ] || continue
+	rm -f "$copy/${f%.c}.o"
+	objs+=("${f%.c}.o")
+done
+"$ksh" kmake "$src" "$copy" -s W=1 "${objs[@]}" > "$work/w1.txt" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && ! grep -qE 'warning:|error:' "$work/w1.txt"; then
+	ok "W=1: ${#objs[@]} C files the series adds or changes"
+else
+	not_ok "W=1: ${#objs[@]} C files the series adds or changes" "$work/w1.txt"
+fi
+rm -rf "$copy"
+
+# The module, samples and test modules under CLIPPY=1.
+module=$("$top/tests/host/clippy.sh" "$kdir" "$work/clippy-module")
+echo "$module" | sed 's/^\(\(not \)\{0,1\}ok\) host: /\1 lint: /'
+case $module in "ok "*) ;; *) failed=1 ;; esac
+exit $failed
