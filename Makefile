@@ -20,7 +20,7 @@ BZIMAGE = $(KDIR)/arch/x86/boot/bzImage
 INITRD := $(OUT)/$(FLAVOR)/initramfs.cpio.gz
 KBUILD_MODULE = scripts/kbuild-module.sh $(KDIR) $(CURDIR)
 
-.PHONY: all deps kernel module selftests initramfs run check bench lint vm devtree patches clean
+.PHONY: all deps kernel module selftests initramfs run check bench lint vm devtree patches patches-check clean
 all: initramfs
 
 deps:
@@ -70,12 +70,17 @@ vm: initramfs
 	@qemu/run-vm.sh $(BZIMAGE) $(INITRD) $(OUT)/vm shell
 
 # Kernel development: commit in the tree `make devtree` prints, then `make patches`
-# re-exports kernel/patches/ (git format-patch) from it.
+# re-exports kernel/patches/ (git format-patch) and the cover letter from it.
 devtree: deps
 	@kernel/kernel.sh devtree
 
 patches:
 	@kernel/kernel.sh export
+
+# Each prefix of the series builds on its own (kernel and Rust doctests); slow
+# (a full build, then one incremental build per patch), so not part of check.
+patches-check: deps
+	@kernel/patches-check.sh $(OUT)/patches-check
 
 clean:
 	@if [ -d "$(KDIR)" ]; then $(KBUILD_MODULE) clean; fi

@@ -3,6 +3,7 @@
 """Turn the raw lines of `make bench` into JSON, Documentation/results.md and SVG plots.
 
     report.py <raw.txt> <results.json> <results-dir>
+    report.py --summary <bench.json>     (plain text, for the cover letter)
 
 raw.txt holds "meta key=value" lines and the guests' "bench ..." lines (see
 qemu/guest/run-bench and selftests/forkscale/bench/bench.h). Throughput comes
@@ -432,7 +433,50 @@ def write_markdown(summary, path, plots, plotdir):
         f.write("\n".join(L).rstrip() + "\n")
 
 
+def cover_summary(path):
+    """Plain-text summary (72 columns) of a bench.json, for the series' cover letter."""
+    with open(path) as f:
+        summary = json.load(f)
+    m = summary["meta"]
+    out = [f"make bench of {m.get('date', '?')}, forkscale {m.get('commit', '?')}, "
+           f"{m.get('accel', '?').upper()} on {m.get('host_cpus', '?')} host CPUs"
+           f"{', QUICK' if m.get('quick') == '1' else ''}.",
+           "Lock acquisitions per thread create+exit (threadspawn, LOCK_STAT):", ""]
+    smps = sorted({r["smp"] for r in summary["records"]})
+    for smp in smps:
+        out.append(f"  {smp} vCPUs     css_set_lock tasklist_lock pidmap_lock   ops/s vs stock")
+        for v in VARIANTS:
+            r = find(summary, smp, v, "threadspawn")
+            if not r:
+                continue
+            locks = [r["locks"].get(lk, {}).get("acquisitions_per_op") for lk in LOCKS[:3]]
+            cells = "".join(f"{x:13.2f}" if x is not None else f"{'-':>13}" for x in locks)
+            ratio = r.get("ratio_to_stock")
+            out.append(f"  {v:<15}{cells}   {ratio:8.3f}" if ratio else f"  {v:<15}{cells}")
+        out.append("")
+        mod = find(summary, smp, "module", "threadspawn")
+        if mod and mod.get("clone_read") and mod.get("pid_release"):
+            cr, pr = mod["clone_read"], mod["pid_release"]
+            out.append(f"  module: {cr['lockless_pct']:.2f} % of clone reads lockless; "
+                       f"{pr['pids_per_batch']} pids per pidmap_lock batch.")
+        mig = [find(summary, smp, v, "migrate_pingpong") for v in VARIANTS[1:]]
+        mig = [r for r in mig if r and r.get("ratio_to_stock")]
+        if mig:
+            worst = min(mig, key=lambda r: r["ratio_to_stock"])
+            out.append(f"  migration ping-pong: slowest variant {worst['variant']}, "
+                       f"{1 / worst['ratio_to_stock']:.3f}x stock's time per move.")
+        out.append("")
+    if m.get("accel") == "tcg":
+        out.append("Under TCG, ops/s are emulation figures; the lock counts are exact.")
+    print("\n".join(out).rstrip())
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--summary":
+        if not os.path.exists(sys.argv[2]):
+            sys.exit(1)
+        cover_summary(sys.argv[2])
+        return
     if len(sys.argv) != 4:
         sys.exit(__doc__)
     raw, json_out, docdir = sys.argv[1:]

@@ -56,15 +56,17 @@ series_patches() {
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$SERIES_DIR/series" | grep -v '^$' || true
 }
 
-# Only the diffs count: a reworded commit message or a renamed patch file builds
-# the same tree, so it must not rebuild the kernel.
+# Only the changes count: a reworded commit message, a renamed patch file, blob
+# abbreviations on index lines or the function names git prints after a hunk
+# header build the same tree, so they must not rebuild the kernel.
 series_hash() {
 	{
 		echo "base v$BASE_VERSION $(basename "$TARBALL") $(stat -c %s "$TARBALL")"
 		local p
 		while read -r p; do
 			echo "patch"
-			sed -n '/^diff --git /,$p' "$SERIES_DIR/$p"
+			sed -n '/^diff --git /,$p' "$SERIES_DIR/$p" |
+				sed -e '/^index /d' -e 's/^\(@@ [^@]* @@\).*/\1/'
 		done < <(series_patches)
 	} | sha256sum | cut -c1-12
 }
@@ -204,10 +206,37 @@ export_series() {
 	[ -z "$(git -C "$dev" status --porcelain --untracked-files=no)" ] ||
 		die "uncommitted changes in $dev; commit them first"
 	rm -f "$SERIES_DIR"/*.patch
-	git -C "$dev" format-patch -q --zero-commit --no-signature --base=forkscale-base \
+	git -C "$dev" format-patch -q --zero-commit --no-signature --abbrev=12 \
 		-o "$SERIES_DIR" forkscale-base..HEAD
-	(cd "$SERIES_DIR" && ls -- *.patch 2>/dev/null || true) > "$SERIES_DIR/series"
-	log "exported $(grep -c . "$SERIES_DIR/series") patches to $SERIES_DIR"
+	(cd "$SERIES_DIR" && ls -- [0-9]*.patch 2>/dev/null || true) > "$SERIES_DIR/series"
+	cover_letter "$dev" > "$SERIES_DIR/0000-cover-letter.patch"
+	log "exported $(grep -c . "$SERIES_DIR/series") patches and a cover letter to $SERIES_DIR"
+}
+
+# The cover letter: kernel/cover-letter.txt (subject and motivation), the benchmark
+# summary from the committed results, shortlog, diffstat and base. Everything comes
+# from commits and committed files, so two exports give the same bytes.
+cover_letter() {
+	local dev=$1 text=$top/kernel/cover-letter.txt n
+	n=$(git -C "$dev" rev-list --count forkscale-base..HEAD)
+	echo "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001"
+	git -C "$dev" log -1 --format='From: %an <%ae>%nDate: %aD' HEAD
+	echo "Subject: [PATCH 0/$n] $(sed -n '1s/^Subject: //p' "$text")"
+	echo
+	sed '1,2d' "$text"
+	echo
+	echo "Benchmark summary"
+	echo "-----------------"
+	echo
+	python3 "$top/bench/report.py" --summary "$top/Documentation/results/bench.json" ||
+		echo "(no benchmark results are committed yet: run make bench)"
+	echo
+	git -C "$dev" shortlog forkscale-base..HEAD
+	echo
+	git -C "$dev" diff --stat=72 --summary forkscale-base..HEAD
+	echo
+	echo "base-commit: $(git -C "$dev" rev-parse forkscale-base)"
+	echo "base: Debian linux-source-6.12 (6.12.117), $(basename "$TARBALL")"
 }
 
 cmd=${1:-build}
