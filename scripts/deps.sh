@@ -47,3 +47,8 @@ if ! have_bindgen; then
 	cargo install --quiet --locked "bindgen-cli@$BINDGEN_VERSION" >&2
 	have_bindgen || { echo "deps: bindgen $BINDGEN_VERSION is not first in PATH (~/.cargo/bin)" >&2; exit 1; }
 fi
+
+# The crates of the protocol models (models/), so that make check runs them offline.
+if command -v cargo >/dev/null && [ -f "$(dirname "$0")/../models/Cargo.lock" ]; then
+	cargo fetch --quiet --locked --manifest-path "$(dirname "$0")/../models/Cargo.toml" >&2
+fi
