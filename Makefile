@@ -20,7 +20,7 @@ BZIMAGE = $(KDIR)/arch/x86/boot/bzImage
 INITRD := $(OUT)/$(FLAVOR)/initramfs.cpio.gz
 KBUILD_MODULE = scripts/kbuild-module.sh $(KDIR) $(CURDIR)
 
-.PHONY: all deps kernel module selftests initramfs run check bench lint vm devtree patches patches-check clean
+.PHONY: all deps kernel module selftests initramfs run check bench soak lint vm devtree patches patches-check clean
 all: initramfs
 
 deps:
@@ -47,6 +47,12 @@ run: initramfs
 
 check: initramfs
 	@tests/check.sh $(BZIMAGE) $(INITRD) $(KDIR) $(OUT)/check
+
+# The soak (SOAK_SECS, default 600) and fault injection on the debug kernel; make
+# check runs a 60 s version of the same test.
+soak: initramfs
+	@if [ "$(FLAVOR)" != debug ]; then echo "soak: needs FLAVOR=debug" >&2; exit 2; fi
+	@tests/soak.sh $(BZIMAGE) $(INITRD) $(OUT)/soak
 
 # checkpatch --strict, rustfmt, CLIPPY=1 and W=1 on what the series and the module
 # add (kernel/lint.sh); make check runs it too.

@@ -55,7 +55,7 @@ fail() {
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 	fail "guest hung: killed after ${timeout}s"
 fi
-bad=$(grep -aE 'Kernel panic|Oops|WARNING:|BUG:|general protection fault' "$out/console.log" | head -n 3)
+bad=$(grep -aE 'Kernel panic|Oops|WARNING:|BUG:|general protection fault|detected stall|blocked for more than' "$out/console.log" | head -n 3)
 [ -z "$bad" ] || fail "guest console reports: $(echo "$bad" | tr -d '\r' | head -n 1)"
 [ $rc -eq 0 ] || fail "qemu exited with status $rc"
 grep -qx '# forkscale: done' "$out/results.log" || fail "guest did not finish (no end marker)"

@@ -118,47 +118,6 @@ static void *spin_threads(void *arg)
 	return NULL;
 }
 
-/*
- * Checks the last @cycles "pid release:" lines that unloading printed: every
- * pid queued was freed, none left pending. Returns how many lines passed.
- */
-static int unload_logs_consistent(int cycles)
-{
-	int size = klogctl(10, NULL, 0), len, good = 0, seen = 0;
-	char *buf, *line, *save;
-
-	if (size <= 0)
-		return -1;
-	buf = malloc(size + 1);
-	if (!buf)
-		return -1;
-	len = klogctl(3, buf, size);
-	if (len < 0) {
-		free(buf);
-		return -1;
-	}
-	buf[len] = '\0';
-	/* walk backwards over the lines by scanning forwards into a ring */
-	{
-		unsigned long long q[256], f[256], p[256];
-		int n = 0, i;
-
-		for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			char *at = strstr(line, "forkscale: pid release: ");
-
-			if (at && sscanf(at, "forkscale: pid release: %llu pids queued, %llu freed, %llu pending",
-					 &q[n % 256], &f[n % 256], &p[n % 256]) == 3)
-				n++;
-		}
-		for (i = n - 1; i >= 0 && i >= n - cycles && i > n - 256; i--) {
-			seen++;
-			good += q[i % 256] == f[i % 256] && p[i % 256] == 0;
-		}
-	}
-	free(buf);
-	return seen == cycles ? good : -1;
-}
-
 FIXTURE(storm) {};
 FIXTURE_SETUP(storm) {}
 FIXTURE_TEARDOWN(storm) {}

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/klog.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -23,6 +24,11 @@
 #define STATS "/sys/kernel/debug/cgroup_clone/stats"
 #define MODULE_KO "/lib/modules/forkscale.ko"
 #define CHILDREN 300
+#define PID_MAX "/proc/sys/kernel/pid_max"
+#define PID_STATS "/sys/kernel/debug/pid_release/stats"
+/* A pid_max low enough that the tests can fill it under TCG. */
+#define TEST_PID_MAX "1024"
+#define MAX_KIDS 1100
 
 static inline int write_str(const char *path, const char *value)
 {
@@ -269,6 +275,79 @@ static inline void restore_impl(const char *impl)
 	if (!strcmp(impl, "module"))
 		unload_module();
 	write_str(SYSCTL, "locked");
+}
+
+/* Forks sleeping children until fork fails; returns how many. */
+static inline int fill_pids(pid_t *kids, int *err)
+{
+	int n = 0;
+
+	*err = 0;
+	while (n < MAX_KIDS) {
+		pid_t p = fork();
+
+		if (p < 0) {
+			*err = errno;
+			break;
+		}
+		if (p == 0) {
+			pause();
+			_exit(0);
+		}
+		kids[n++] = p;
+	}
+	return n;
+}
+
+static inline void kill_kids(pid_t *kids, int from, int to)
+{
+	int i;
+
+	for (i = from; i < to; i++)
+		kill(kids[i], SIGKILL);
+	for (i = from; i < to; i++)
+		waitpid(kids[i], NULL, 0);
+}
+
+/*
+ * Checks the last @cycles "pid release:" lines that unloading printed: every
+ * pid queued was freed, none left pending. Returns how many lines passed.
+ */
+static inline int unload_logs_consistent(int cycles)
+{
+	int size = klogctl(10, NULL, 0), len, good = 0, seen = 0;
+	char *buf, *line, *save;
+
+	if (size <= 0)
+		return -1;
+	buf = malloc(size + 1);
+	if (!buf)
+		return -1;
+	len = klogctl(3, buf, size);
+	if (len < 0) {
+		free(buf);
+		return -1;
+	}
+	buf[len] = '\0';
+	/* walk backwards over the lines by scanning forwards into a ring */
+	{
+		unsigned long long q[256], f[256], p[256];
+		int n = 0, i;
+
+		for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char *at = strstr(line, "forkscale: pid release: ");
+
+			if (at && sscanf(at, "forkscale: pid release: %llu pids queued, %llu freed, %llu pending",
+					 &q[n % 256], &f[n % 256], &p[n % 256]) == 3)
+				n++;
+		}
+		for (i = n - 1; i >= 0 && i >= n - cycles && i > n - 256; i--) {
+			seen++;
+			good += q[i % 256] == f[i % 256] && p[i % 256] == 0;
+		}
+	}
+	free(buf);
+	return seen == cycles ? good : -1;
 }
 
 #endif

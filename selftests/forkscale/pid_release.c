@@ -13,10 +13,6 @@
 #include "kselftest_harness.h"
 #include "forkscale_util.h"
 
-#define PID_MAX "/proc/sys/kernel/pid_max"
-#define PID_STATS "/sys/kernel/debug/pid_release/stats"
-#define TEST_PID_MAX "1024"
-#define MAX_KIDS 1100
 
 static long long pid_stat(const char *key)
 {
@@ -38,38 +34,6 @@ static int pid_stat_impl_is_builtin(void)
 	if (read_file(PID_STATS, buf, sizeof(buf)))
 		return -errno;
 	return strncmp(buf, "impl: builtin\n", 14) ? -ENOENT : 0;
-}
-
-/* Forks sleeping children until fork fails; returns how many. */
-static int fill_pids(pid_t *kids, int *err)
-{
-	int n = 0;
-
-	*err = 0;
-	while (n < MAX_KIDS) {
-		pid_t p = fork();
-
-		if (p < 0) {
-			*err = errno;
-			break;
-		}
-		if (p == 0) {
-			pause();
-			_exit(0);
-		}
-		kids[n++] = p;
-	}
-	return n;
-}
-
-static void kill_kids(pid_t *kids, int from, int to)
-{
-	int i;
-
-	for (i = from; i < to; i++)
-		kill(kids[i], SIGKILL);
-	for (i = from; i < to; i++)
-		waitpid(kids[i], NULL, 0);
 }
 
 FIXTURE(pid_max) {

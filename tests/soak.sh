@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# `make soak`: boot the debug kernel and run only the soak and fault-injection
+# test (selftests/forkscale/soak.c) for SOAK_SECS seconds (default 600), then
+# print its checks and counts and "N passed, N failed". The run fails on any
+# lockdep, KASAN, WARNING, BUG or stall report on the console (qemu/run-vm.sh).
+#   soak.sh <bzImage> <initramfs> <outdir>
+set -uo pipefail
+kernel=$1 initrd=$2 out=$3
+top=$(cd "$(dirname "$0")/.." && pwd)
+secs=${SOAK_SECS:-600}
+case $secs in ''|*[!0-9]*) echo "soak: SOAK_SECS must be a number of seconds, not '$secs'" >&2; exit 2 ;; esac
+passed=0 failed=0
+
+echo "soak: $secs s of every fork/exit path at once, then fault injection, on the debug kernel"
+echo "soak: $("$top/qemu/accel.sh"), ${SMP:-2} vCPUs; log in $out"
+if TIMEOUT=$((secs * 2 + 1200)) "$top/qemu/run-vm.sh" "$kernel" "$initrd" "$out" soak \
+	FORKSCALE_SOAK_SECS="$secs" FORKSCALE_TEST_TIMEOUT=$((secs * 2 + 900)) 2> "$out.err"; then
+	echo "ok vm: no lockdep, KASAN, WARNING, BUG or stall report; the guest finished"
+	passed=$((passed + 1))
+else
+	echo "not ok vm: no lockdep, KASAN, WARNING, BUG or stall report; the guest finished"
+	sed 's/^/# /' "$out.err"
+	failed=$((failed + 1))
+fi
+while read -r line; do
+	echo "$line"
+	case $line in "not ok "*) failed=$((failed + 1)) ;; "ok "*) passed=$((passed + 1)) ;; esac
+done < <(grep -aE '^(not )?ok ' "$out/results.log" 2>/dev/null)
+echo "soak: checks and counts (from the guest log):"
+tr -d '\r' < "$out/console.log" | grep -aE '^# soak\.c:[0-9]+:' | sed -E 's/^# soak\.c:[0-9]+:/  /'
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 1 ]
