@@ -35,9 +35,11 @@ rm -rf "$work"
 mkdir -p "$work"
 
 # --- checkpatch ----------------------------------------------------------------
+# checkpatch runs scripts/spdxcheck.py with the python3 first in PATH; Debian's has the
+# python3-ply it needs (a pyenv or venv python3 may not).
 checkpatch_one() { # <patch>
 	local patch=$1 f
-	(cd "$src" && scripts/checkpatch.pl --strict --terse --show-types \
+	(cd "$src" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict --terse --show-types \
 		--ignore FILE_PATH_CHANGES "$patch") | grep -v '^total:' || true
 	for f in $(awk '/^diff --git /{file=$4} /^new file mode/{sub(/^b\//, "", file); print file}' "$patch"); do
 		(cd "$src" && scripts/get_maintainer.pl --nogit --nogit-fallback --norolestats -f "$f") |

@@ -10,7 +10,7 @@ APT_PACKAGES=(
 	linux-source-6.12 rustc-web rust-web-src rust-web-clippy libclang-dev
 	clang lld llvm qemu-system-x86 busybox-static flex bison bc libelf-dev
 	libssl-dev cpio pahole xz-utils git make gcc libc6-dev python3-docutils
-	python3-ply
+	python3-ply python3-git
 	${DEPS_EXTRA_PACKAGES:-}
 )
 
