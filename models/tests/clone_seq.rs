@@ -69,3 +69,13 @@ fn mutant_with_plain_increment_revives_a_dying_css_set() {
         "{why}"
     );
 }
+
+#[test]
+fn mutant_with_plain_increment_is_harmless_under_the_threadgroup_rwsem() {
+    // On 6.12 the forking task's own reference keeps its css_set alive during the read.
+    let mutant = Protocol {
+        inc_not_zero: false,
+        ..CORRECT
+    };
+    check(mutant, Env::ThreadgroupRwsem, Writer::MigrateAndExit);
+}
