@@ -11,6 +11,13 @@
 //!
 //! Ghost state (`kill_phase`, `migrations`) records what the writers did, for the
 //! properties only; the protocol never reads it.
+//!
+//! Simplification: the kill's walk over the cgroup's tasks is modelled inside its write
+//! section. In 6.12 `__cgroup_kill()` walks after the section, and a fork that read the
+//! new `kill_seq` is then caught by the walk or by `copy_process()`'s fatal-signal check
+//! on the parent, which the model leaves out. The model therefore checks the part the
+//! seqcount is responsible for: no lockless read returns a `kill_seq` from the middle of
+//! the section.
 
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
