@@ -82,18 +82,26 @@ for entry in "${plan[@]}"; do
 	# Bench guests patch text only between workloads (variant switches), never
 	# while forks run, so multi-threaded TCG is used for real parallelism; see
 	# qemu/run-vm.sh. A failed boot is retried once.
+	ok=0
 	for try in 1 2; do
 		if SMP=$smp TIMEOUT=1800 TCG_THREAD=${TCG_THREAD:-multi} "$top/qemu/run-vm.sh" \
 			"$(kernel_of "$flavour" "$k")/arch/x86/boot/bzImage" "$OUT/$flavour/initramfs.cpio.gz" \
 			"$dir" bench forkscale.variants=$variants forkscale.rep=$rep \
 			forkscale.secs=$secs forkscale.warmup=1 forkscale.migrations=$migrations \
 			2> "$dir.err"; then
+			ok=1
 			break
 		fi
 		echo "bench: boot $i failed (try $try): $(grep -m1 'vm: FAIL' "$dir.err")"
-		[ $try = 2 ] && failed=$((failed + 1))
+		echo "bench-retry smp=$smp flavour=$flavour kernel=$k rep=$rep try=$try why=$(grep -m1 'vm: FAIL' "$dir.err" | tr ' ' _)" >> "$raw"
 	done
-	sed -nE "s/^(bench[a-z-]*) /\1 smp=$smp flavour=$flavour kernel=$k /p" "$dir/results.log" >> "$raw"
+	if [ $ok = 1 ]; then
+		sed -nE "s/^(bench[a-z-]*) /\1 smp=$smp flavour=$flavour kernel=$k /p" "$dir/results.log" >> "$raw"
+	else
+		# A guest that crashed twice contributes no figures, only the error.
+		failed=$((failed + 1))
+		echo "bench-error smp=$smp flavour=$flavour kernel=$k variant=$variants rep=$rep boot failed twice: $(grep -m1 'vm: FAIL' "$dir.err" | tr ' ' _)" >> "$raw"
+	fi
 	errors=$(grep -c '^bench-error' "$dir/results.log")
 	echo "bench: [$i/${#plan[@]}] smp=$smp $flavour $k rep $rep: $((SECONDS - t0)) s$([ "$errors" = 0 ] || echo ", $errors errors"), $((SECONDS - start)) s so far"
 	grep '^bench-error' "$dir/results.log" | sed 's/^/bench:   /'

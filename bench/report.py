@@ -50,7 +50,7 @@ def parse(path):
             kinds = [w for w in words[1:] if "=" not in w]
             if words[0] == "meta":
                 meta.update(fields)
-            elif words[0] in ("bench", "bench-error", "bench-boot"):
+            elif words[0] in ("bench", "bench-error", "bench-boot", "bench-retry"):
                 fields["tag"] = words[0]
                 fields["kind"] = kinds[0] if kinds else ""
                 rows.append(fields)
@@ -63,6 +63,7 @@ def summarise(meta, rows):
     samples = defaultdict(lambda: {"ops": None, "locks": defaultdict(lambda: [0, 0, 0.0, 0.0]),
                                    "stats": {}})
     errors = [r for r in rows if r["tag"] == "bench-error"]
+    retries = [r for r in rows if r["tag"] == "bench-retry"]
     for r in rows:
         if r["tag"] != "bench" or "workload" not in r:
             continue
@@ -110,7 +111,7 @@ def summarise(meta, rows):
                     rec["lock_ops_per_sec"] = round(statistics.median(s["ops"] / s["secs"] for s in reps), 1)
                 rec.update(counter_figures(reps))
                 records.append(rec)
-    return {"meta": meta, "records": records, "errors": errors}
+    return {"meta": meta, "records": records, "errors": errors, "retries": retries}
 
 
 def lock_figures(reps):
@@ -357,6 +358,12 @@ def write_markdown(summary, path, plots, plotdir):
         L += [f"- smp={e.get('smp')} {e.get('flavour')} {e.get('variant')} rep {e.get('rep')}: "
               + " ".join(f"{k}={v}" for k, v in e.items() if k not in ("tag", "kind", "smp", "flavour", "kernel", "variant", "rep"))
               for e in summary["errors"]]
+        L.append("")
+    if summary["retries"]:
+        L += ["## Boots that failed and were repeated", "",
+              "A failed boot is repeated once; only a boot that ran to its end contributes figures.", ""]
+        L += [f"- smp={r.get('smp')} {r.get('flavour')} {r.get('kernel')} rep {r.get('rep')}: "
+              f"{r.get('why', '?').replace('_', ' ')}" for r in summary["retries"]]
         L.append("")
     for smp in smps:
         L += [f"## {smp} vCPUs", "", "### Targets", ""]
