@@ -75,6 +75,20 @@ struct bench_shared {
 	struct bench_slot slot[BENCH_MAX_TASKS];
 };
 
+/* Reaps @pid; 0 if it exited with @code, else -1 with errno set. */
+static inline int bench_reap(pid_t pid, int code)
+{
+	int status;
+
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != code) {
+		errno = EPROTO;
+		return -1;
+	}
+	return 0;
+}
+
 static double bench_now(void)
 {
 	struct timespec ts;

@@ -30,18 +30,7 @@ static int clone_setup(void)
 
 static int clone_op(unsigned int task)
 {
-	int status;
-	pid_t pid = clone(child_fn, stacks[task] + STACK_SIZE, CLONE_VM | SIGCHLD, NULL);
-
-	if (pid < 0)
-		return -1;
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 7) {
-		errno = EPROTO;
-		return -1;
-	}
-	return 0;
+	return bench_reap(clone(child_fn, stacks[task] + STACK_SIZE, CLONE_VM | SIGCHLD, NULL), 7);
 }
 
 static const struct bench_workload clone_processes = {

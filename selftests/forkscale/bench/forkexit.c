@@ -7,20 +7,11 @@
 
 static int forkexit_op(unsigned int task)
 {
-	int status;
 	pid_t pid = fork();
 
-	if (pid < 0)
-		return -1;
 	if (pid == 0)
 		_exit(7);
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 7) {
-		errno = EPROTO;
-		return -1;
-	}
-	return 0;
+	return bench_reap(pid, 7);
 }
 
 static const struct bench_workload forkexit = {
