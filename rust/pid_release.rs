@@ -147,14 +147,29 @@ impl PidRelease {
             return;
         }
 
-        let queue = &self.queues[current_cpu() % self.queues.len()];
+        // No panicking paths here (a remainder by zero, an index out of bounds): 6.12's
+        // objtool does not know Rust's panic functions never return, and warns.
+        let Some(queue) = current_cpu()
+            .checked_rem(self.queues.len())
+            .and_then(|i| self.queues.get(i))
+        else {
+            self.free(pids);
+            return;
+        };
+        // A queue holds `pid_batch` (at most 64) plus one release, so it never overflows;
+        // if it did, the pids that did not fit are freed at once below, not lost.
+        let mut spill: [Option<ReleasedPid>; PIDTYPE_MAX] = [None; PIDTYPE_MAX];
         let (full, arm) = {
             let mut q = queue.lock();
             let was_empty = q.len == 0;
-            for pid in pids {
+            for (i, pid) in pids.iter().enumerate() {
                 let at = q.len;
-                q.pids[at] = *pid;
-                q.len += 1;
+                if let Some(slot) = q.pids.get_mut(at) {
+                    *slot = *pid;
+                    q.len = at.wrapping_add(1);
+                } else if let Some(slot) = spill.get_mut(i) {
+                    *slot = *pid;
+                }
             }
             if q.len >= self.batch {
                 (Some(Batch::take(&mut q)), false)
@@ -162,6 +177,9 @@ impl PidRelease {
                 (None, was_empty)
             }
         };
+        if spill.iter().any(Option::is_some) {
+            self.free(&spill);
+        }
         if let Some(batch) = full {
             self.free(batch.as_slice());
             STATS.add(
