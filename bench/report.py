@@ -445,7 +445,7 @@ def cover_summary(path):
     with open(path) as f:
         summary = json.load(f)
     m = summary["meta"]
-    out = [f"make bench of {m.get('date', '?')}, forkscale {m.get('commit', '?')}, "
+    out = [f"make bench of {m.get('date', '?')}, forkscale {m.get('commit', '?')},",
            f"{m.get('accel', '?').upper()} on {m.get('host_cpus', '?')} host CPUs"
            f"{', QUICK' if m.get('quick') == '1' else ''}.",
            "Lock acquisitions per thread create+exit (threadspawn, LOCK_STAT):", ""]
@@ -464,8 +464,8 @@ def cover_summary(path):
         mod = find(summary, smp, "module", "threadspawn")
         if mod and mod.get("clone_read") and mod.get("pid_release"):
             cr, pr = mod["clone_read"], mod["pid_release"]
-            out.append(f"  module: {cr['lockless_pct']:.2f} % of clone reads lockless; "
-                       f"{pr['pids_per_batch']} pids per pidmap_lock batch.")
+            out.append(f"  module: {cr['lockless_pct']:.2f} % of clone reads lockless,")
+            out.append(f"  {pr['pids_per_batch']} pids per pidmap_lock batch.")
         mig = [find(summary, smp, v, "migrate_pingpong") for v in VARIANTS[1:]]
         mig = [r for r in mig if r and r.get("ratio_to_stock")]
         mig_stock = find(summary, smp, "stock", "migrate_pingpong")
