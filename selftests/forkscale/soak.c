@@ -7,7 +7,8 @@
  * thread and process storms, migrations of a forking task, cgroup.kill of a
  * forking cgroup, clone3(CLONE_INTO_CGROUP), nested pid namespaces, pid_max
  * pressure and load/unload cycles of the module. Then: the css_sets and the
- * pids that fit under a lowered pid_max are back at their baselines, and every
+ * usable pid numbers under a lowered pid_max (free or held by a live task) are
+ * back at their baselines and complete, and every
  * unload logged freed == queued with nothing pending. The guest's console is
  * checked for lockdep, KASAN, WARNING and BUG splats by the host.
  *
@@ -264,21 +265,32 @@ static void run_workers(int secs)
 		;
 }
 
-/* Tasks (threads included) alive now, kernel threads too: each holds a pid. */
-static int live_tasks(void)
+/*
+ * alloc_pid() hands out numbers from RESERVED_PIDS (300) up to pid_max once the
+ * cursor has passed 300, so under pid_max = TEST_PID_MAX the usable numbers are
+ * [300, TEST_PID_MAX). A number there is free, held by a live task (threads
+ * and kernel threads included), or leaked.
+ */
+#define RESERVED_PIDS 300
+
+/* Tasks alive now whose pid is in [RESERVED_PIDS, TEST_PID_MAX). */
+static int live_tasks_in_range(void)
 {
+	int max = atoi(TEST_PID_MAX), n = 0;
 	char path[300];
 	struct dirent *p, *t;
 	DIR *procs = opendir("/proc"), *tasks;
-	int n = 0;
 
 	while (procs && (p = readdir(procs))) {
 		if (p->d_name[0] < '1' || p->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/task", p->d_name);
 		tasks = opendir(path);
-		while (tasks && (t = readdir(tasks)))
-			n += t->d_name[0] != '.';
+		while (tasks && (t = readdir(tasks))) {
+			int tid = atoi(t->d_name);
+
+			n += tid >= RESERVED_PIDS && tid < max;
+		}
 		if (tasks)
 			closedir(tasks);
 	}
@@ -288,9 +300,9 @@ static int live_tasks(void)
 }
 
 /*
- * Pids in use that no task holds: how many sleeping tasks fit under
- * pid_max = TEST_PID_MAX, plus the tasks alive, is constant unless pids leak
- * (kernel threads come and go, so they are counted rather than assumed).
+ * The usable pid numbers that are free or held by a task: TEST_PID_MAX -
+ * RESERVED_PIDS unless pids leak. Counted as the sleeping tasks that fit under
+ * the lowered pid_max plus the live tasks already in the range.
  */
 static int pid_capacity(void)
 {
@@ -303,7 +315,7 @@ static int pid_capacity(void)
 	reap_all();
 	if (read_file(PID_MAX, saved, sizeof(saved)) || write_str(PID_MAX, TEST_PID_MAX))
 		return -1;
-	live = live_tasks();
+	live = live_tasks_in_range();
 	n = fill_pids(kids, &err);
 	kill_kids(kids, 0, n);
 	write_str(PID_MAX, saved);
@@ -325,6 +337,8 @@ FIXTURE_SETUP(soak)
 	ASSERT_EQ(0, make_cgroup("forkscale_soak_b"));
 	ASSERT_EQ(0, make_cgroup("forkscale_soak_k"));
 	self->css_sets = stats_value("css_sets");
+	/* the first fill moves the pid cursor past RESERVED_PIDS, as in the checks */
+	ASSERT_LT(0, pid_capacity());
 	self->capacity = pid_capacity();
 	ASSERT_LT(0, self->capacity);
 }
@@ -345,6 +359,7 @@ static void check_baselines(struct __test_metadata *_metadata, long long css_set
 
 	EXPECT_EQ(0, wait_css_sets(css_sets, 20000));
 	EXPECT_EQ(capacity, now);
+	EXPECT_EQ(atoi(TEST_PID_MAX) - RESERVED_PIDS, now);
 	TH_LOG("baselines: css_sets %lld -> %lld; pids under pid_max %s held or free: %d -> %d",
 	       css_sets, stats_value("css_sets"), TEST_PID_MAX, capacity, now);
 }
