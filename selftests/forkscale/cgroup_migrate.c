@@ -43,14 +43,10 @@ TEST(migrate_a_forking_task)
 {
 	const char *cg[2] = { "forkscale_mig_a", "forkscale_mig_b" };
 	int i, misplaced = 0, failed = 0, status;
-	char path[256];
 	pid_t child;
 
-	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), CGROOT "/%s", cg[i]);
-		rmdir(path);
-		ASSERT_EQ(0, mkdir(path, 0755));
-	}
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, make_cgroup(cg[i]));
 	child = fork();
 	ASSERT_LE(0, child);
 	if (child == 0)
@@ -64,12 +60,9 @@ TEST(migrate_a_forking_task)
 	}
 	kill(child, SIGKILL);
 	ASSERT_EQ(child, waitpid(child, &status, 0));
-	/* Let the last grandchild go before removing the cgroups. */
-	usleep(100000);
-	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), CGROOT "/%s", cg[i]);
-		rmdir(path);
-	}
+	/* Kills the orphaned grandchildren and waits for the cgroups to empty. */
+	for (i = 0; i < 2; i++)
+		remove_cgroup(cg[i]);
 	EXPECT_EQ(0, failed);
 	EXPECT_EQ(0, misplaced);
 }
