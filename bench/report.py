@@ -165,14 +165,15 @@ def fmt(x, digits=2):
     return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
 
 
+def overlap(rec, stock):
+    """Whether a record's min-max range overlaps stock's: a difference within the noise."""
+    return rec and stock and "min" in rec and rec["min"] <= stock["max"] and rec["max"] >= stock["min"]
+
+
 def targets(summary, smp):
     """The issue's four targets, each with met/missed and the data behind it."""
     lines = []
     ts = lambda v: find(summary, smp, v, "threadspawn")  # noqa: E731
-
-    def overlap(rec, stock):
-        return rec and stock and "min" in rec and rec["min"] <= stock["max"] and rec["max"] >= stock["min"]
-
     mod, stock = ts("module"), ts("stock")
     css = mod and mod["locks"].get("css_set_lock", {}).get("acquisitions_per_op")
     cr = mod and mod.get("clone_read")
@@ -471,7 +472,7 @@ def cover_summary(path):
         mig_stock = find(summary, smp, "stock", "migrate_pingpong")
         if mig and mig_stock:
             worst = min(mig, key=lambda r: r["ratio_to_stock"])
-            noise = worst["min"] <= mig_stock["max"] and worst["max"] >= mig_stock["min"]
+            noise = overlap(worst, mig_stock)
             out.append(f"  migration ping-pong: slowest variant {worst['variant']}, "
                        f"{1 / worst['ratio_to_stock']:.3f}x stock's time per move")
             out.append("  (within the min-max noise of stock)." if noise else "  (outside the noise).")
