@@ -5,13 +5,14 @@
 #   kernel.sh source   make sure the patched source tree exists, print its path
 #   kernel.sh build    make sure FLAVOR's build exists, print its path (the KDIR)
 #   kernel.sh kdir     print the KDIR path without building (may not exist)
+#   kernel.sh basedir  print the path of the base repository (may not exist)
 #   kernel.sh devtree  make sure the development tree exists, print its path
 #   kernel.sh export   write the development tree's commits over kernel/patches/
 #   kernel.sh kmake <src> <objdir> <target>...
 #                      run the kernel's make with forkscale's toolchain (lint, patches-check)
 #
 # Cache layout, under $CACHE:
-#   base/            git repository of the Debian tarball, one commit tagged forkscale-base
+#   base-<version>/  git repository of the Debian tarball, one commit tagged forkscale-base
 #   src/<series>/    worktree of base with kernel/patches/series applied by `git am`
 #   build/<key>/     O= build of src/<series> for one flavour; valid once .done exists
 #   dev/             worktree on branch forkscale-dev where the series is developed
@@ -25,15 +26,28 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${CACHE:-$HOME/.cache/forkscale}
 FLAVOR=${FLAVOR:-debug}
-TARBALL=${TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+# make deps fetches the pinned Debian linux-source-7.3 into the cache
+# (scripts/fetch-source.sh); TARBALL overrides it with a tarball of your own.
+if [ -n "${TARBALL:-}" ]; then
+	SOURCE_VERSION="TARBALL:$(basename "$TARBALL")"
+else
+	TARBALL=$("$top/scripts/fetch-source.sh" path 2>/dev/null || echo "$CACHE/source/(not fetched)")
+	SOURCE_VERSION=$("$top/scripts/fetch-source.sh" version 2>/dev/null || echo unknown)
+fi
 SERIES_DIR=${SERIES_DIR:-$top/kernel/patches}
 CONFIG_DIR=${CONFIG_DIR:-$top/kernel/configs}
 JOBS=${JOBS:-$(nproc)}
 # Bump when the way the base commit is made changes; old entries are then ignored.
-BASE_VERSION=3
+BASE_VERSION=4
 BINDGEN=${BINDGEN:-$(command -v bindgen || echo bindgen)}
 # The rustup toolchain first in PATH has no rust-src; Debian's rustc-web does.
-KMAKE=(make LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc BINDGEN="$BINDGEN")
+# LLVM 19 throughout: 7.3 needs LLVM >= 17, and bindgen must load the libclang of the
+# compiler (it takes the newest one installed otherwise).
+export LIBCLANG_PATH=${LIBCLANG_PATH:-/usr/lib/llvm-19/lib}
+KMAKE=(make LLVM=-19 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc BINDGEN="$BINDGEN")
+
+# The author and sign-off committed in the development tree; `export` replaces it.
+PLACEHOLDER='forkscale developers <forkscale@localhost>'
 
 die() { echo "kernel: error: $*" >&2; exit 1; }
 log() { echo "kernel: $*" >&2; }
@@ -43,7 +57,7 @@ check_inputs() {
 	perf|debug) ;;
 	*) die "unknown FLAVOR '$FLAVOR' (expected perf or debug)" ;;
 	esac
-	[ -f "$TARBALL" ] || die "kernel source tarball $TARBALL not found (apt-get install linux-source-6.12)"
+	[ -f "$TARBALL" ] || die "kernel source tarball $TARBALL not found (run make deps, or set TARBALL=/path/to/linux-source-7.3.tar.xz)"
 	[ -f "$SERIES_DIR/series" ] || die "no series file in $SERIES_DIR"
 	local p
 	while read -r p; do
@@ -61,7 +75,7 @@ series_patches() {
 # header build the same tree, so they must not rebuild the kernel.
 series_hash() {
 	{
-		echo "base v$BASE_VERSION $(basename "$TARBALL") $(stat -c %s "$TARBALL")"
+		echo "base v$BASE_VERSION $SOURCE_VERSION $(basename "$TARBALL") $(stat -c %s "$TARBALL")"
 		local p
 		while read -r p; do
 			echo "patch"
@@ -74,8 +88,8 @@ series_hash() {
 toolchain_versions() {
 	/usr/bin/rustc --version
 	"$BINDGEN" --version 2>/dev/null || echo "bindgen missing"
-	clang --version | head -n1
-	ld.lld --version | head -n1
+	clang-19 --version | head -n1
+	ld.lld-19 --version | head -n1
 }
 
 build_key() {
@@ -88,11 +102,16 @@ build_key() {
 }
 
 # One git commit holding the pristine Debian source.
+base_dir() {
+	echo "$CACHE/base-$(printf '%s' "$SOURCE_VERSION" | tr -c 'A-Za-z0-9.+\n' _)"
+}
+
 prepare_base() {
-	local base=$CACHE/base
+	local base
+	base=$(base_dir)
 	[ -f "$base/.git/forkscale-base-v$BASE_VERSION" ] && return 0
 	[ ! -e "$base" ] || die "$base is from an older forkscale; remove $CACHE and retry"
-	local tmp=$CACHE/base.tmp
+	local tmp=$base.tmp
 	rm -rf "$tmp"
 	mkdir -p "$tmp"
 	log "unpacking $TARBALL (once)"
@@ -109,7 +128,7 @@ prepare_base() {
 	git -C "$tmp" add -A -f
 	GIT_AUTHOR_DATE="2025-01-01T00:00:00Z" GIT_COMMITTER_DATE="2025-01-01T00:00:00Z" \
 	git -C "$tmp" -c user.name=forkscale -c user.email=forkscale@localhost \
-		commit -q -m "Debian linux-source-6.12 ($(basename "$TARBALL"))"
+		commit -q -m "Debian linux-source-7.3 $SOURCE_VERSION"
 	git -C "$tmp" tag forkscale-base
 	touch "$tmp/.git/forkscale-base-v$BASE_VERSION"
 	mv "$tmp" "$base"
@@ -124,20 +143,20 @@ prepare_source() {
 	fi
 	local tmp=$src.tmp
 	mkdir -p "$CACHE/src"
-	git -C "$CACHE/base" worktree remove --force "$tmp" 2>/dev/null || rm -rf "$tmp"
-	git -C "$CACHE/base" worktree prune
+	git -C "$(base_dir)" worktree remove --force "$tmp" 2>/dev/null || rm -rf "$tmp"
+	git -C "$(base_dir)" worktree prune
 	log "checking out a tree for series $(series_hash)"
-	git -C "$CACHE/base" worktree add -q --detach "$tmp" forkscale-base
+	git -C "$(base_dir)" worktree add -q --detach "$tmp" forkscale-base
 	local p
 	while read -r p; do
 		if ! GIT_COMMITTER_DATE="2025-01-01T00:00:00Z" git -C "$tmp" -c user.name=forkscale \
 			-c user.email=forkscale@localhost am -q --keep-cr "$SERIES_DIR/$p" >/dev/null 2>&1; then
 			git -C "$tmp" am --abort >/dev/null 2>&1 || true
-			git -C "$CACHE/base" worktree remove --force "$tmp"
-			die "patch $p does not apply (series in $SERIES_DIR)"
+			git -C "$(base_dir)" worktree remove --force "$tmp"
+			die "patch $p does not apply to linux-source-7.3 $SOURCE_VERSION (series in $SERIES_DIR; TARBALL=/path/to/linux-source-7.3.tar.xz selects another source)"
 		fi
 	done < <(series_patches)
-	git -C "$CACHE/base" worktree move "$tmp" "$src"
+	git -C "$(base_dir)" worktree move "$tmp" "$src"
 	echo "$src"
 }
 
@@ -194,7 +213,7 @@ devtree() {
 	if [ ! -d "$dev" ]; then
 		local src
 		src=$(prepare_source)
-		git -C "$CACHE/base" worktree add -q -B forkscale-dev "$dev" "$(git -C "$src" rev-parse HEAD)"
+		git -C "$(base_dir)" worktree add -q -B forkscale-dev "$dev" "$(git -C "$src" rev-parse HEAD)"
 		log "development tree at $dev (branch forkscale-dev, series applied)"
 	fi
 	echo "$dev"
@@ -210,6 +229,16 @@ export_series() {
 		-o "$SERIES_DIR" forkscale-base..HEAD
 	(cd "$SERIES_DIR" && ls -- [0-9]*.patch 2>/dev/null || true) > "$SERIES_DIR/series"
 	cover_letter "$dev" > "$SERIES_DIR/0000-cover-letter.patch"
+	# The series is posted by whoever exports it: their git identity replaces the
+	# committed placeholder in From: and Signed-off-by:, when they have one.
+	local name email
+	name=$(git -C "$top" config user.name || true)
+	email=$(git -C "$top" config user.email || true)
+	if [ -n "$name" ] && [ -n "$email" ]; then
+		sed -i -e "s|^From: $PLACEHOLDER\$|From: $name <$email>|" \
+			-e "s|^Signed-off-by: $PLACEHOLDER\$|Signed-off-by: $name <$email>|" \
+			"$SERIES_DIR"/*.patch
+	fi
 	log "exported $(grep -c . "$SERIES_DIR/series") patches and a cover letter to $SERIES_DIR"
 }
 
@@ -236,7 +265,7 @@ cover_letter() {
 	git -C "$dev" diff --stat=72 --summary forkscale-base..HEAD
 	echo
 	echo "base-commit: $(git -C "$dev" rev-parse forkscale-base)"
-	echo "base: Debian linux-source-6.12 (6.12.117), $(basename "$TARBALL")"
+	echo "base: Debian linux-source-7.3 $SOURCE_VERSION"
 }
 
 cmd=${1:-build}
@@ -249,6 +278,7 @@ fi
 check_inputs
 case $cmd in
 key) build_key ;;
+basedir) base_dir ;;
 source) prepare_source ;;
 build) build ;;
 kdir) echo "$CACHE/build/$(build_key)" ;;

@@ -12,7 +12,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 work=$1
 ksh=$top/kernel/kernel.sh
 CACHE=${CACHE:-$HOME/.cache/forkscale}
-base=$CACHE/base
+base=$("$ksh" basedir) || exit 1
 tree=$work/tree obj=$work/build
 failed=0
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install what forkscale needs to build the kernel, the module and the guest.
+# Install what forkscale needs to build the kernel, the module and the guest, and
+# fetch the pinned kernel source (scripts/fetch-source.sh) unless TARBALL is set.
 # Idempotent and silent when everything is present. Without root, prints the
 # exact command to run and fails. DEPS_EXTRA_PACKAGES adds packages to the list
 # (the host checks use it to exercise the not-root path).
@@ -7,8 +8,8 @@ set -euo pipefail
 
 BINDGEN_VERSION=0.72.1
 APT_PACKAGES=(
-	linux-source-6.12 rustc-web rust-web-src rust-web-clippy libclang-dev
-	clang lld llvm qemu-system-x86 busybox-static flex bison bc libelf-dev
+	rustc-web rust-web-src rust-web-clippy clang-19 lld-19 llvm-19
+	libclang-19-dev qemu-system-x86 busybox-static flex bison bc libelf-dev
 	libssl-dev cpio pahole xz-utils git make gcc libc6-dev python3-docutils
 	python3-ply python3-git
 	${DEPS_EXTRA_PACKAGES:-}
@@ -51,4 +52,9 @@ fi
 # The crates of the protocol models (models/), so that make check runs them offline.
 if command -v cargo >/dev/null && [ -f "$(dirname "$0")/../models/Cargo.lock" ]; then
 	cargo fetch --quiet --locked --manifest-path "$(dirname "$0")/../models/Cargo.toml" >&2
+fi
+
+# The kernel source is Debian's, from a suite this host does not use (kernel/source.pin).
+if [ -z "${TARBALL:-}" ]; then
+	"$(dirname "$0")/fetch-source.sh" fetch
 fi

@@ -5,4 +5,4 @@
 set -euo pipefail
 kdir=$1 dir=$2
 shift 2
-exec make -C "$kdir" M="$dir" LLVM=1 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc "$@"
+exec make -C "$kdir" M="$dir" LLVM=-19 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc "$@"

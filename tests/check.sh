@@ -74,6 +74,7 @@ guest_tests() {
 report < <(cache_unchanged)
 report < <(docs_build)
 report < <("$top/tests/host/deps.sh")
+report < <("$top/tests/host/source_fetch.sh")
 report < <("$top/kernel/lint.sh" "$out/lint")
 report < <("$top/tests/host/models.sh" "$out/models")
 report < <("$top/tests/host/compile_fail.sh" "$kdir" "$out/compile-fail")

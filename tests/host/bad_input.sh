@@ -30,7 +30,7 @@ expect "unknown FLAVOR is refused" "unknown FLAVOR 'bogus'" "$cache" FLAVOR=bogu
 
 mkdir -p "$tmp/empty-cache"
 expect "missing source tarball is refused" "tarball .* not found" "$tmp/empty-cache" \
-	TARBALL="$tmp/linux-source-6.12.tar.xz"
+	TARBALL="$tmp/linux-source-7.3.tar.xz"
 [ -z "$(ls -A "$tmp/empty-cache")" ] && echo "ok host: missing tarball creates no cache" ||
 	echo "not ok host: missing tarball creates no cache"
 
