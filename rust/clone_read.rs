@@ -22,7 +22,7 @@ use kernel::{
     bindings,
     error::to_result,
     prelude::*,
-    sync::{lock::spinlock_irq::SpinLockIrqBackend, lock::Lock, rcu, ReadPath, SeqCount},
+    sync::{lock::spinlock::SpinLockIrqBackend, lock::Lock, rcu, ReadPath, SeqCount},
 };
 
 /// Lockless attempts before the read takes `css_set_lock`.
@@ -43,7 +43,9 @@ static API: AtomicPtr<CloneApi> = AtomicPtr::new(null_mut());
 fn read(api: &CloneApi) -> (CssSetRef, u32) {
     let rcu = rcu::read_lock();
     // SAFETY: `api.lock` is `css_set_lock`, valid while the kernel runs; every user takes it
-    // with interrupts disabled, as the irq backend does.
+    // with interrupts disabled, as the irq backend does. `cgroup_css_set_fork()` calls us with
+    // interrupts enabled (it may sleep on the threadgroup rwsem just before), and the backend
+    // restores the interrupt state on unlock either way.
     let lock = unsafe { Lock::<(), SpinLockIrqBackend>::from_raw(api.lock.as_ptr()) };
     // SAFETY: `api.seqcount` is `css_set_for_clone_seq`, valid while the kernel runs and
     // written only under `css_set_lock`.

@@ -3,7 +3,7 @@
 //! Event counters spread over per-CPU slots, so that tasks on different CPUs do not bounce one
 //! cache line on every fork or exit.
 //!
-//! 6.12's kernel crate has no per-CPU abstraction. A slot is picked by the CPU the task last
+//! 7.3's kernel crate has no per-CPU abstraction. A slot is picked by the CPU the task last
 //! ran on; a task that has moved since only shares a slot, and atomic additions keep the sums
 //! exact either way.
 

@@ -54,9 +54,10 @@ impl<'rcu> CurrentCssSet<'rcu> {
     /// Takes a reference unless the css_set is already dying (`refcount_inc_not_zero()`).
     pub(crate) fn try_get(&self, put: PutCssSetFn) -> Option<CssSetRef> {
         // SAFETY: by the type invariant the css_set, and so its refcount, is valid memory for
-        // the RCU section, which outlives this borrow.
+        // the RCU section, which outlives this borrow. `Refcount` is a `repr(transparent)`
+        // wrapper of `refcount_t`, so the field may be used as one.
         let refcount =
-            unsafe { Refcount::from_raw(core::ptr::addr_of_mut!((*self.ptr.as_ptr()).refcount)) };
+            unsafe { &*core::ptr::addr_of!((*self.ptr.as_ptr()).refcount).cast::<Refcount>() };
         if !refcount.inc_not_zero() {
             return None;
         }

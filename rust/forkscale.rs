@@ -16,39 +16,30 @@ mod clone_read;
 mod counters;
 mod css_set;
 mod kernel_api;
-mod params;
 mod pid_release;
 
 use kernel::prelude::*;
-use params::{module_param_u32, ParamU32};
 
 module! {
     type: Forkscale,
     name: "forkscale",
-    author: "forkscale developers",
+    authors: ["forkscale developers"],
     description: "Scalable fork/exit paths for cgroup css_set pinning and pid freeing",
     license: "GPL",
+    // The hooks are exported in these namespaces. The module looks them up by name rather
+    // than linking them, but declares the imports that a direct user would need.
+    imports_ns: ["CGROUP_CLONE", "PID_RELEASE"],
+    params: {
+        pid_batch: u32 {
+            default: 32,
+            description: "pids freed per pidmap_lock acquisition: 0 off, 1 per exiting task, up to 64 across tasks",
+        },
+        pid_max_delay_ms: u32 {
+            default: 10,
+            description: "longest a released pid waits in a batch, 1 to 1000 ms",
+        },
+    },
 }
-
-// The hooks are exported in these namespaces. The module looks them up by name rather than
-// linking them, but declares the imports that a direct user would need.
-params::modinfo!("import_ns=CGROUP_CLONE\0");
-params::modinfo!("import_ns=PID_RELEASE\0");
-
-static PID_BATCH: ParamU32 = ParamU32::new(32);
-static PID_MAX_DELAY_MS: ParamU32 = ParamU32::new(10);
-module_param_u32!(
-    PARAM_PID_BATCH,
-    PID_BATCH,
-    "pid_batch",
-    "pids freed per pidmap_lock acquisition: 0 off, 1 per exiting task, up to 64 across tasks"
-);
-module_param_u32!(
-    PARAM_PID_MAX_DELAY_MS,
-    PID_MAX_DELAY_MS,
-    "pid_max_delay_ms",
-    "longest a released pid waits in a batch, 1 to 1000 ms"
-);
 
 struct Forkscale {
     clone_read: Option<clone_read::Registration>,
@@ -57,7 +48,8 @@ struct Forkscale {
 
 impl kernel::Module for Forkscale {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let (batch, delay) = (PID_BATCH.get(), PID_MAX_DELAY_MS.get());
+        let batch = module_parameters::pid_batch.value();
+        let delay = module_parameters::pid_max_delay_ms.value();
         if batch > pid_release::BATCH_MAX {
             pr_err!(
                 "pid_batch={} is out of range 0..={}\n",
@@ -85,12 +77,6 @@ impl kernel::Module for Forkscale {
                 })?,
             ),
         };
-        pr_info!(
-            "loaded: clone read lockless, {} tries before css_set_lock; pid_batch={} pid_max_delay_ms={}\n",
-            clone_read::MAX_TRIES,
-            batch,
-            delay
-        );
         Ok(Forkscale {
             clone_read: Some(clone_read),
             pid_release,
@@ -100,9 +86,8 @@ impl kernel::Module for Forkscale {
 
 impl Drop for Forkscale {
     fn drop(&mut self) {
-        // Unregister in reverse order of registration, then say so.
+        // Unregister in reverse order of registration.
         drop(self.pid_release.take());
         drop(self.clone_read.take());
-        pr_info!("unloaded\n");
     }
 }

@@ -9,7 +9,10 @@
 //! The symbols live in vmlinux, which has no module reference count, so nothing is pinned and
 //! there is nothing to put back.
 
-use core::{ffi::c_void, ptr::NonNull};
+use core::{
+    ffi::{c_uint, c_void},
+    ptr::NonNull,
+};
 use kernel::{bindings, c_str, prelude::*, str::CStr};
 
 /// `cgroup_clone_ops_register()`.
@@ -129,38 +132,28 @@ pub(crate) type PidUnregisterFn = unsafe extern "C" fn(*const bindings::pid_rele
 pub(crate) type ScheduleFlushFn = unsafe extern "C" fn();
 /// `pid_release_now()`.
 pub(crate) type ReleaseNowFn = unsafe extern "C" fn(*mut bindings::pid) -> bool;
-/// `pid_free_locked()` and `pid_free_rcu()`.
-pub(crate) type PidFreeFn = unsafe extern "C" fn(*mut bindings::pid);
-type PidLockFn = unsafe extern "C" fn() -> *mut bindings::spinlock_t;
+/// `pid_release_free()`.
+pub(crate) type PidFreeFn = unsafe extern "C" fn(*mut *mut bindings::pid, c_uint);
 
 const _: PidRegisterFn = bindings::pid_release_ops_register;
 const _: PidUnregisterFn = bindings::pid_release_ops_unregister;
 const _: ScheduleFlushFn = bindings::pid_release_schedule_flush;
 const _: ReleaseNowFn = bindings::pid_release_now;
-const _: PidFreeFn = bindings::pid_free_locked;
-const _: PidFreeFn = bindings::pid_free_rcu;
-const _: PidLockFn = bindings::pid_release_lock;
+const _: PidFreeFn = bindings::pid_release_free;
 
 /// The pid-release hooks of `include/linux/pid_release.h`.
 ///
 /// # Invariants
 ///
-/// The function pointers are the kernel's functions of the same name and `lock` is
-/// `pidmap_lock`, all valid while the kernel runs.
+/// The function pointers are the kernel's functions of the same name, valid while the kernel
+/// runs.
 pub(crate) struct PidApi {
     pub(crate) register: PidRegisterFn,
     pub(crate) unregister: PidUnregisterFn,
     pub(crate) schedule_flush: ScheduleFlushFn,
     pub(crate) release_now: ReleaseNowFn,
-    pub(crate) free_locked: PidFreeFn,
-    pub(crate) free_rcu: PidFreeFn,
-    pub(crate) lock: NonNull<bindings::spinlock_t>,
+    pub(crate) free: PidFreeFn,
 }
-
-// SAFETY: the pointers refer to kernel objects that any CPU may use.
-unsafe impl Send for PidApi {}
-// SAFETY: as above; nothing in `PidApi` is mutated after lookup.
-unsafe impl Sync for PidApi {}
 
 impl PidApi {
     /// Finds every hook, or fails with `ENODEV` and a message naming the first missing one.
@@ -169,31 +162,26 @@ impl PidApi {
         let unregister = lookup(c_str!("pid_release_ops_unregister"))?;
         let schedule_flush = lookup(c_str!("pid_release_schedule_flush"))?;
         let release_now = lookup(c_str!("pid_release_now"))?;
-        let free_locked = lookup(c_str!("pid_free_locked"))?;
-        let free_rcu = lookup(c_str!("pid_free_rcu"))?;
-        let lock_fn = lookup(c_str!("pid_release_lock"))?;
+        let free = lookup(c_str!("pid_release_free"))?;
 
         // SAFETY: each address is the kernel's function of that name, whose prototype is the
-        // type it is turned into (checked against the bindings above). `pid_release_lock()`
-        // takes no arguments and returns the address of the static `pidmap_lock`.
-        unsafe {
-            let lock = core::mem::transmute::<*mut c_void, PidLockFn>(lock_fn.as_ptr())();
-            // INVARIANT: as stated above.
-            Ok(Self {
-                register: core::mem::transmute::<*mut c_void, PidRegisterFn>(register.as_ptr()),
-                unregister: core::mem::transmute::<*mut c_void, PidUnregisterFn>(
-                    unregister.as_ptr(),
-                ),
-                schedule_flush: core::mem::transmute::<*mut c_void, ScheduleFlushFn>(
-                    schedule_flush.as_ptr(),
-                ),
-                release_now: core::mem::transmute::<*mut c_void, ReleaseNowFn>(
-                    release_now.as_ptr(),
-                ),
-                free_locked: core::mem::transmute::<*mut c_void, PidFreeFn>(free_locked.as_ptr()),
-                free_rcu: core::mem::transmute::<*mut c_void, PidFreeFn>(free_rcu.as_ptr()),
-                lock: NonNull::new(lock).ok_or(ENODEV)?,
-            })
-        }
+        // type it is turned into (checked against the bindings above).
+        let (register, unregister, schedule_flush, release_now, free) = unsafe {
+            (
+                core::mem::transmute::<*mut c_void, PidRegisterFn>(register.as_ptr()),
+                core::mem::transmute::<*mut c_void, PidUnregisterFn>(unregister.as_ptr()),
+                core::mem::transmute::<*mut c_void, ScheduleFlushFn>(schedule_flush.as_ptr()),
+                core::mem::transmute::<*mut c_void, ReleaseNowFn>(release_now.as_ptr()),
+                core::mem::transmute::<*mut c_void, PidFreeFn>(free.as_ptr()),
+            )
+        };
+        // INVARIANT: as stated above.
+        Ok(Self {
+            register,
+            unregister,
+            schedule_flush,
+            release_now,
+            free,
+        })
     }
 }

@@ -19,16 +19,7 @@ use core::{
     ptr::{null_mut, NonNull},
     sync::atomic::{AtomicPtr, Ordering},
 };
-use kernel::{
-    bindings,
-    error::to_result,
-    new_spinlock,
-    prelude::*,
-    sync::{
-        lock::{spinlock::SpinLockBackend, Lock},
-        rcu, SpinLock,
-    },
-};
+use kernel::{bindings, error::to_result, new_spinlock, prelude::*, sync::SpinLock};
 
 /// The largest `pid_batch`.
 pub(crate) const BATCH_MAX: u32 = 64;
@@ -49,51 +40,51 @@ static STATS: Counters<NR_COUNTERS> = Counters::new();
 /// Since load, for the consistency check at unload; never reset.
 static LIFETIME: Counters<2> = Counters::new();
 
-/// A pid without tasks, on its way to being freed.
+/// A pid without tasks, on its way to being freed: an owning token, neither `Copy` nor `Clone`,
+/// so a pid cannot be queued or freed twice.
 ///
 /// # Invariants
 ///
 /// Points to a `struct pid` that the kernel released to this module and that is not freed
-/// yet; only its holder may free it.
-#[derive(Clone, Copy)]
+/// yet; only the holder of this token may free it.
 struct ReleasedPid(NonNull<bindings::pid>);
 
 // SAFETY: a released pid belongs to no task any more; freeing it from any CPU is fine.
 unsafe impl Send for ReleasedPid {}
 
-/// Pids released on one CPU, waiting to be freed together.
-struct Queue {
+/// Up to `QUEUE_CAP` released pids: a per-CPU queue, or a batch taken out of one.
+struct Pids {
     pids: [Option<ReleasedPid>; QUEUE_CAP],
     len: usize,
 }
 
-impl Queue {
+impl Pids {
     const fn new() -> Self {
         Self {
-            pids: [None; QUEUE_CAP],
+            pids: [const { None }; QUEUE_CAP],
             len: 0,
         }
     }
-}
 
-/// Up to one queue's worth of pids, taken out to be freed without the queue's lock.
-struct Batch {
-    pids: [Option<ReleasedPid>; QUEUE_CAP],
-    len: usize,
-}
-
-impl Batch {
-    fn take(queue: &mut Queue) -> Self {
-        let batch = Self {
-            pids: queue.pids,
-            len: queue.len,
-        };
-        queue.len = 0;
-        batch
+    /// Adds `pid`, or hands it back if full.
+    fn push(&mut self, pid: ReleasedPid) -> Option<ReleasedPid> {
+        match self.pids.get_mut(self.len) {
+            Some(slot) => {
+                *slot = Some(pid);
+                self.len += 1;
+                None
+            }
+            None => Some(pid),
+        }
     }
 
-    fn as_slice(&self) -> &[Option<ReleasedPid>] {
-        &self.pids[..self.len]
+    /// Moves every pid out, leaving `self` empty.
+    fn take(&mut self) -> Self {
+        let len = core::mem::replace(&mut self.len, 0);
+        Self {
+            pids: core::mem::replace(&mut self.pids, [const { None }; QUEUE_CAP]),
+            len,
+        }
     }
 }
 
@@ -101,44 +92,41 @@ impl Batch {
 struct PidRelease {
     api: PidApi,
     batch: usize,
-    queues: KVec<Pin<KBox<SpinLock<Queue>>>>,
+    queues: KVec<Pin<KBox<SpinLock<Pids>>>>,
 }
 
 /// Non-null exactly while the callbacks are registered (see [`Registration`]).
 static STATE: AtomicPtr<PidRelease> = AtomicPtr::new(null_mut());
 
 impl PidRelease {
-    /// Frees `pids` under one `pidmap_lock` acquisition.
-    fn free(&self, pids: &[Option<ReleasedPid>]) {
-        // SAFETY: `api.lock` is `pidmap_lock`, valid while the kernel runs and taken with plain
-        // `spin_lock()` by every user.
-        let lock = unsafe { Lock::<(), SpinLockBackend>::from_raw(self.api.lock.as_ptr()) };
-        let mut n = 0;
-        {
-            let _guard = lock.lock();
-            for pid in pids.iter().flatten() {
-                // SAFETY: `pid` was released to us and not freed (type invariant), and the
-                // guard holds `pidmap_lock`.
-                unsafe { (self.api.free_locked)(pid.0.as_ptr()) };
-                n += 1;
-            }
+    /// Frees `pids` under one `pidmap_lock` acquisition, which the kernel takes. Consumes them.
+    fn free(&self, pids: Pids) {
+        let mut raw = [core::ptr::null_mut::<bindings::pid>(); QUEUE_CAP];
+        let mut n: usize = 0;
+        for (slot, pid) in raw.iter_mut().zip(pids.pids.into_iter().flatten()) {
+            *slot = pid.0.as_ptr();
+            n += 1;
         }
-        for pid in pids.iter().flatten() {
-            // SAFETY: `pid` went through `pid_free_locked()` above and is not used again.
-            unsafe { (self.api.free_rcu)(pid.0.as_ptr()) };
+        if n == 0 {
+            return;
         }
-        STATS.add(FREED, n);
+        // SAFETY: `raw` holds `n` pids that were released to us and are not freed (type
+        // invariant of `ReleasedPid`); their tokens were consumed above, so nothing frees them
+        // again.
+        unsafe { (self.api.free)(raw.as_mut_ptr(), n as c_uint) };
+        STATS.add(FREED, n as u64);
         STATS.add(BATCHES, 1);
-        LIFETIME.add(1, n);
+        LIFETIME.add(1, n as u64);
     }
 
-    fn release(&self, pids: &[Option<ReleasedPid>]) {
-        let n = pids.len() as u64;
+    fn release(&self, pids: Pids) {
+        let n = pids.len as u64;
         STATS.add(QUEUED, n);
         LIFETIME.add(0, n);
 
-        // SAFETY: the pids were released to us and are valid.
+        // SAFETY: the pids were released to us and are valid until freed.
         let now = pids
+            .pids
             .iter()
             .flatten()
             .any(|p| unsafe { (self.api.release_now)(p.0.as_ptr()) });
@@ -147,8 +135,7 @@ impl PidRelease {
             return;
         }
 
-        // No panicking paths here (a remainder by zero, an index out of bounds): 6.12's
-        // objtool does not know Rust's panic functions never return, and warns.
+        // No panicking paths here (a remainder by zero, an index out of bounds).
         let Some(queue) = current_cpu()
             .checked_rem(self.queues.len())
             .and_then(|i| self.queues.get(i))
@@ -156,37 +143,30 @@ impl PidRelease {
             self.free(pids);
             return;
         };
-        // A queue holds `pid_batch` (at most 64) plus one release, so it never overflows;
-        // if it did, the pids that did not fit are freed at once below, not lost.
-        let mut spill: [Option<ReleasedPid>; PIDTYPE_MAX] = [None; PIDTYPE_MAX];
-        let (full, arm) = {
+        // A queue holds `pid_batch` (at most 64) plus one release, so it never overflows; if it
+        // did, the pids that did not fit are freed at once below, not lost.
+        let mut spill = Pids::new();
+        let arm = {
             let mut q = queue.lock();
             let was_empty = q.len == 0;
-            for (i, pid) in pids.iter().enumerate() {
-                let at = q.len;
-                if let Some(slot) = q.pids.get_mut(at) {
-                    *slot = *pid;
-                    q.len = at.wrapping_add(1);
-                } else if let Some(slot) = spill.get_mut(i) {
-                    *slot = *pid;
+            for pid in pids.pids.into_iter().flatten() {
+                if let Some(back) = q.push(pid) {
+                    let _ = spill.push(back);
                 }
             }
             if q.len >= self.batch {
-                (Some(Batch::take(&mut q)), false)
+                // Freed under the queue's lock, for the reason given in `flush`.
+                self.free(q.take());
+                STATS.add(
+                    FLUSHES + bindings::pid_flush_reason_PID_FLUSH_SIZE as usize,
+                    1,
+                );
+                false
             } else {
-                (None, was_empty)
+                was_empty
             }
         };
-        if spill.iter().any(Option::is_some) {
-            self.free(&spill);
-        }
-        if let Some(batch) = full {
-            self.free(batch.as_slice());
-            STATS.add(
-                FLUSHES + bindings::pid_flush_reason_PID_FLUSH_SIZE as usize,
-                1,
-            );
-        }
+        self.free(spill);
         if arm {
             // SAFETY: a plain call into the kernel.
             unsafe { (self.api.schedule_flush)() };
@@ -197,9 +177,11 @@ impl PidRelease {
     fn flush(&self, reason: usize) {
         let mut any = false;
         for queue in &self.queues {
-            let batch = Batch::take(&mut queue.lock());
-            if batch.len != 0 {
-                self.free(batch.as_slice());
+            // Free under the queue's lock: a concurrent flush (say, alloc_pid()'s pressure
+            // flush) that finds the queue empty must not return before these pids are back.
+            let mut q = queue.lock();
+            if q.len != 0 {
+                self.free(q.take());
                 any = true;
             }
         }
@@ -213,11 +195,12 @@ impl PidRelease {
     }
 }
 
-fn state<'a>() -> &'a PidRelease {
-    // SAFETY: the kernel calls the callbacks only while they are registered, and `STATE` is
-    // set before registering and cleared only after unregistering, which waits until no
-    // callback runs.
-    unsafe { &*STATE.load(Ordering::Acquire) }
+/// The registered state. `None` only if the kernel called back without a registration.
+fn state<'a>() -> Option<&'a PidRelease> {
+    let ptr = STATE.load(Ordering::Acquire);
+    // SAFETY: `STATE` is null or points to the registered state, which is set before
+    // registering and freed only after unregistering, which waits until no callback runs.
+    unsafe { ptr.as_ref() }
 }
 
 /// `pid_release_ops.release`.
@@ -226,22 +209,26 @@ fn state<'a>() -> &'a PidRelease {
 ///
 /// `pids` points to `n` (1 to `PIDTYPE_MAX`) pids that the kernel releases to this module.
 unsafe extern "C" fn release(pids: *mut *mut bindings::pid, n: c_uint) {
-    let mut released: [Option<ReleasedPid>; PIDTYPE_MAX] = [None; PIDTYPE_MAX];
-    let mut len = 0;
+    let mut released = Pids::new();
     for i in 0..(n as usize).min(PIDTYPE_MAX) {
         // SAFETY: the caller guarantees `n` readable entries.
         if let Some(pid) = NonNull::new(unsafe { *pids.add(i) }) {
-            // INVARIANT: the kernel released this pid to us.
-            released[len] = Some(ReleasedPid(pid));
-            len += 1;
+            // INVARIANT: the kernel released this pid to us, once.
+            let _ = released.push(ReleasedPid(pid));
         }
     }
-    state().release(&released[..len]);
+    // Without a registration (which cannot happen) the pids leak, which beats freeing them
+    // without knowing how.
+    if let Some(state) = state() {
+        state.release(released);
+    }
 }
 
 /// `pid_release_ops.flush`.
 extern "C" fn flush(reason: bindings::pid_flush_reason) {
-    state().flush(reason as usize);
+    if let Some(state) = state() {
+        state.flush(reason as usize);
+    }
 }
 
 /// `pid_release_ops.read_stats`.
@@ -254,7 +241,7 @@ unsafe extern "C" fn read_stats(stats: *mut bindings::pid_release_stats) {
         queued: STATS.sum(QUEUED),
         freed: STATS.sum(FREED),
         batches: STATS.sum(BATCHES),
-        pending: state().pending(),
+        pending: state().map_or(0, PidRelease::pending),
         flushes: [0; FLUSH_REASONS],
     };
     for (i, f) in out.flushes.iter_mut().enumerate() {
@@ -305,12 +292,11 @@ impl Registration {
         if !(1..=BATCH_MAX).contains(&batch) {
             return Err(EINVAL);
         }
-        // SAFETY: `nr_cpu_ids` is set during boot and constant afterwards.
-        let cpus = unsafe { bindings::nr_cpu_ids } as usize;
+        let cpus = kernel::cpu::nr_cpu_ids() as usize;
         let mut queues = KVec::with_capacity(cpus, GFP_KERNEL)?;
         for _ in 0..cpus {
             queues.push(
-                KBox::pin_init(new_spinlock!(Queue::new()), GFP_KERNEL)?,
+                KBox::pin_init(new_spinlock!(Pids::new()), GFP_KERNEL)?,
                 GFP_KERNEL,
             )?;
         }
@@ -353,9 +339,6 @@ impl Drop for Registration {
         // unload flush, which would be a bug worth surviving.
         self.state
             .flush(bindings::pid_flush_reason_PID_FLUSH_UNLOAD as usize);
-        // The puts that `pid_free_rcu()` queued run kernel code, but wait for them anyway so
-        // that every pid handed to the module is fully gone when it is.
-        rcu::rcu_barrier();
         let (queued, freed) = (LIFETIME.sum(0), LIFETIME.sum(1));
         pr_info!(
             "pid release: {} pids queued, {} freed, {} pending\n",

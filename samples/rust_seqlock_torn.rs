@@ -25,7 +25,7 @@ use kernel::{
 module! {
     type: TornReads,
     name: "rust_seqlock_torn",
-    author: "forkscale developers",
+    authors: ["forkscale developers"],
     description: "Readers against writers over a SeqLock: counts torn reads and retries",
     license: "GPL",
 }
@@ -102,12 +102,12 @@ impl Shared {
 
     fn write_some(&self, count: u64) {
         for _ in 0..count {
-            self.value.write(|words| {
+            self.value.update(|words| {
                 let next = words[0].wrapping_add(1);
-                for (w, control) in words.iter_mut().zip(self.unprotected.iter()) {
-                    *w = next;
+                for control in &self.unprotected {
                     control.store(next, Ordering::Relaxed);
                 }
+                [next; 4]
             });
         }
         self.writes.fetch_add(count, Ordering::Relaxed);

@@ -16,7 +16,7 @@ use kernel_api::{CloneApi, HookNames, HOOKS};
 module! {
     type: NoHooks,
     name: "forkscale_nohooks",
-    author: "forkscale developers",
+    authors: ["forkscale developers"],
     description: "Test: forkscale's hook lookup when a hook is missing",
     license: "GPL",
 }

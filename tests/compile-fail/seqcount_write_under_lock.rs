@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Builds: the control of the compile-fail tests, a write section opened from the lock's guard.
+
+use kernel::prelude::*;
+use kernel::sync::{new_seqlock, SeqLock};
+
+module! {
+    type: Misuse,
+    name: "seqcount_write_under_lock",
+    license: "GPL",
+}
+
+struct Misuse;
+
+fn bump(value: &SeqLock<u64>) {
+    let seq = value.seqcount();
+    let mut locked = seq.lock();
+    let section = locked.write();
+    drop(section);
+}
+
+impl kernel::Module for Misuse {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let value = KBox::pin_init(new_seqlock!(0u64), GFP_KERNEL)?;
+        bump(&value);
+        Ok(Misuse)
+    }
+}

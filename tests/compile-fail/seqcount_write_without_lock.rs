@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Must not compile: a seqcount write section without the writers' lock held.
+
+use kernel::prelude::*;
+use kernel::sync::{new_seqlock, SeqLock};
+
+module! {
+    type: Misuse,
+    name: "seqcount_write_without_lock",
+    license: "GPL",
+}
+
+struct Misuse;
+
+fn bump(value: &SeqLock<u64>) {
+    let seq = value.seqcount();
+    let section = seq.write();
+    drop(section);
+}
+
+impl kernel::Module for Misuse {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let value = KBox::pin_init(new_seqlock!(0u64), GFP_KERNEL)?;
+        bump(&value);
+        Ok(Misuse)
+    }
+}
