@@ -55,7 +55,7 @@ fn read(api: &CloneApi) -> (CssSetRef, u32) {
         let (attempt, path) = seq.read_or_lock(MAX_TRIES, || {
             let cset = CurrentCssSet::read(&rcu)?;
             let kill_seq = cset.kill_seq();
-            Some((cset.try_get(api.put_cset)?, kill_seq))
+            Some((cset.try_get(api)?, kill_seq))
         });
         match path {
             ReadPath::Lockless { retries } => {
@@ -122,7 +122,7 @@ struct Ops(bindings::cgroup_clone_ops);
 unsafe impl Sync for Ops {}
 
 static OPS: Ops = Ops(bindings::cgroup_clone_ops {
-    name: c"forkscale".as_ptr().cast(),
+    name: kernel::str::as_char_ptr_in_const_context(c"forkscale"),
     get_cset: Some(get_cset),
     read_stats: Some(read_stats),
     reset_stats: Some(reset_stats),

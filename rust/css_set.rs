@@ -2,7 +2,7 @@
 
 //! `struct css_set` as the clone read sees it: first possibly dying under RCU, then pinned.
 
-use crate::kernel_api::PutCssSetFn;
+use crate::kernel_api::{CloneApi, PutCssSetFn};
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{
     bindings,
@@ -51,8 +51,9 @@ impl<'rcu> CurrentCssSet<'rcu> {
         }
     }
 
-    /// Takes a reference unless the css_set is already dying (`refcount_inc_not_zero()`).
-    pub(crate) fn try_get(&self, put: PutCssSetFn) -> Option<CssSetRef> {
+    /// Takes a reference unless the css_set is already dying (`refcount_inc_not_zero()`). The
+    /// reference is put with `api`'s `cgroup_clone_put_cset()`, the only valid put for it.
+    pub(crate) fn try_get(&self, api: &CloneApi) -> Option<CssSetRef> {
         // SAFETY: by the type invariant the css_set, and so its refcount, is valid memory for
         // the RCU section, which outlives this borrow. `Refcount` is a `repr(transparent)`
         // wrapper of `refcount_t`, so the field may be used as one.
@@ -62,7 +63,10 @@ impl<'rcu> CurrentCssSet<'rcu> {
             return None;
         }
         // INVARIANT: the increment above is the reference that `CssSetRef` owns.
-        Some(CssSetRef { ptr: self.ptr, put })
+        Some(CssSetRef {
+            ptr: self.ptr,
+            put: api.put_cset,
+        })
     }
 }
 

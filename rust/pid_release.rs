@@ -52,7 +52,7 @@ struct ReleasedPid(NonNull<bindings::pid>);
 // SAFETY: a released pid belongs to no task any more; freeing it from any CPU is fine.
 unsafe impl Send for ReleasedPid {}
 
-/// Up to `QUEUE_CAP` released pids: a per-CPU queue, or a batch taken out of one.
+/// Up to `QUEUE_CAP` released pids waiting on one CPU.
 struct Pids {
     pids: [Option<ReleasedPid>; QUEUE_CAP],
     len: usize,
@@ -79,12 +79,9 @@ impl Pids {
     }
 
     /// Moves every pid out, leaving `self` empty.
-    fn take(&mut self) -> Self {
+    fn drain(&mut self) -> impl Iterator<Item = ReleasedPid> + '_ {
         let len = core::mem::replace(&mut self.len, 0);
-        Self {
-            pids: core::mem::replace(&mut self.pids, [const { None }; QUEUE_CAP]),
-            len,
-        }
+        self.pids.iter_mut().take(len).filter_map(Option::take)
     }
 }
 
@@ -99,11 +96,12 @@ struct PidRelease {
 static STATE: AtomicPtr<PidRelease> = AtomicPtr::new(null_mut());
 
 impl PidRelease {
-    /// Frees `pids` under one `pidmap_lock` acquisition, which the kernel takes. Consumes them.
-    fn free(&self, pids: Pids) {
+    /// Frees `pids` (at most `QUEUE_CAP`) under one `pidmap_lock` acquisition, which the kernel
+    /// takes. Consumes them.
+    fn free(&self, pids: impl IntoIterator<Item = ReleasedPid>) {
         let mut raw = [core::ptr::null_mut::<bindings::pid>(); QUEUE_CAP];
         let mut n: usize = 0;
-        for (slot, pid) in raw.iter_mut().zip(pids.pids.into_iter().flatten()) {
+        for (slot, pid) in raw.iter_mut().zip(pids) {
             *slot = pid.0.as_ptr();
             n += 1;
         }
@@ -119,19 +117,19 @@ impl PidRelease {
         LIFETIME.add(1, n as u64);
     }
 
-    fn release(&self, pids: Pids) {
-        let n = pids.len as u64;
+    /// Takes over the pids one task released.
+    fn release(&self, pids: [Option<ReleasedPid>; PIDTYPE_MAX]) {
+        let n = pids.iter().flatten().count() as u64;
         STATS.add(QUEUED, n);
         LIFETIME.add(0, n);
 
         // SAFETY: the pids were released to us and are valid until freed.
         let now = pids
-            .pids
             .iter()
             .flatten()
             .any(|p| unsafe { (self.api.release_now)(p.0.as_ptr()) });
         if self.batch <= 1 || now {
-            self.free(pids);
+            self.free(pids.into_iter().flatten());
             return;
         }
 
@@ -140,23 +138,21 @@ impl PidRelease {
             .checked_rem(self.queues.len())
             .and_then(|i| self.queues.get(i))
         else {
-            self.free(pids);
+            self.free(pids.into_iter().flatten());
             return;
         };
         // A queue holds `pid_batch` (at most 64) plus one release, so it never overflows; if it
         // did, the pids that did not fit are freed at once below, not lost.
-        let mut spill = Pids::new();
+        let mut spill: [Option<ReleasedPid>; PIDTYPE_MAX] = [const { None }; PIDTYPE_MAX];
         let arm = {
             let mut q = queue.lock();
             let was_empty = q.len == 0;
-            for pid in pids.pids.into_iter().flatten() {
-                if let Some(back) = q.push(pid) {
-                    let _ = spill.push(back);
-                }
+            for (pid, slot) in pids.into_iter().flatten().zip(spill.iter_mut()) {
+                *slot = q.push(pid);
             }
             if q.len >= self.batch {
                 // Freed under the queue's lock, for the reason given in `flush`.
-                self.free(q.take());
+                self.free(q.drain());
                 STATS.add(
                     FLUSHES + bindings::pid_flush_reason_PID_FLUSH_SIZE as usize,
                     1,
@@ -166,7 +162,9 @@ impl PidRelease {
                 was_empty
             }
         };
-        self.free(spill);
+        if spill.iter().any(Option::is_some) {
+            self.free(spill.into_iter().flatten());
+        }
         if arm {
             // SAFETY: a plain call into the kernel.
             unsafe { (self.api.schedule_flush)() };
@@ -181,7 +179,7 @@ impl PidRelease {
             // flush) that finds the queue empty must not return before these pids are back.
             let mut q = queue.lock();
             if q.len != 0 {
-                self.free(q.take());
+                self.free(q.drain());
                 any = true;
             }
         }
@@ -209,13 +207,11 @@ fn state<'a>() -> Option<&'a PidRelease> {
 ///
 /// `pids` points to `n` (1 to `PIDTYPE_MAX`) pids that the kernel releases to this module.
 unsafe extern "C" fn release(pids: *mut *mut bindings::pid, n: c_uint) {
-    let mut released = Pids::new();
-    for i in 0..(n as usize).min(PIDTYPE_MAX) {
-        // SAFETY: the caller guarantees `n` readable entries.
-        if let Some(pid) = NonNull::new(unsafe { *pids.add(i) }) {
-            // INVARIANT: the kernel released this pid to us, once.
-            let _ = released.push(ReleasedPid(pid));
-        }
+    let mut released: [Option<ReleasedPid>; PIDTYPE_MAX] = [const { None }; PIDTYPE_MAX];
+    for (i, slot) in released.iter_mut().enumerate().take(n as usize) {
+        // INVARIANT: the kernel released each of these pids to us, once.
+        // SAFETY: the caller guarantees `n` readable entries, and `i < n`.
+        *slot = NonNull::new(unsafe { *pids.add(i) }).map(ReleasedPid);
     }
     // Without a registration (which cannot happen) the pids leak, which beats freeing them
     // without knowing how.
@@ -268,7 +264,7 @@ struct Ops(core::cell::UnsafeCell<bindings::pid_release_ops>);
 unsafe impl Sync for Ops {}
 
 static OPS: Ops = Ops(core::cell::UnsafeCell::new(bindings::pid_release_ops {
-    name: c"forkscale".as_ptr().cast(),
+    name: kernel::str::as_char_ptr_in_const_context(c"forkscale"),
     release: Some(release),
     flush: Some(flush),
     read_stats: Some(read_stats),
