@@ -59,7 +59,7 @@ soak: initramfs
 lint: kernel
 	@kernel/lint.sh $(OUT)/lint
 
-# Every variant in one run: stock 6.12.117 and the series' variants, throughput
+# Every variant in one run: stock 7.3 and the series' variants, throughput
 # from the perf flavour, lock statistics from the debug flavour. SMP=1,2,4 sweeps
 # vCPU counts; QUICK=1 is the short run. Writes Documentation/results.md.
 STOCK_KERNEL = SERIES_DIR='$(CURDIR)/kernel/stock' CACHE='$(CACHE)' kernel/kernel.sh

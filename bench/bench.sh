@@ -19,7 +19,15 @@ if [ "${QUICK:-0}" = 1 ]; then
 else
 	reps=${REPS:-5} lock_reps=${LOCK_REPS:-2} secs=${SECS:-5} migrations=${MIGRATIONS:-1000}
 fi
-series_variants=locked,seqcount,rwlock,module,module_nobatch
+# PATHLEN=1: instructions per operation. One vCPU under QEMU's icount, where a
+# guest nanosecond is one instruction, so the figures are deterministic; the
+# perf kernels only, no lock-statistics boots.
+pathlen=${PATHLEN:-0}
+if [ "$pathlen" = 1 ]; then
+	smp_list=1 lock_reps=0
+	[ "${QUICK:-0}" = 1 ] && reps=${REPS:-2} || reps=${REPS:-3}
+fi
+series_variants=locked,pinned,seqcount,rwlock,module,module_nobatch
 results=${RESULTS:-$top/Documentation}
 
 die() { echo "bench: error: $*" >&2; exit 1; }
@@ -32,7 +40,9 @@ kernel_of() { # <flavour> <stock|series>
 	fi
 }
 
-for flavour in perf debug; do
+flavours="perf debug"
+[ "$pathlen" = 0 ] || flavours=perf
+for flavour in $flavours; do
 	for k in stock series; do
 		[ -f "$(kernel_of $flavour $k)/.done" ] || die "the $k $flavour kernel is not built (make bench builds it)"
 	done
@@ -64,7 +74,8 @@ raw=$out/raw.txt
 	echo "meta qemu=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([^ ]*\).*/\1/p')"
 	echo "meta tcg_thread=${TCG_THREAD:-multi}"
 	echo "meta commit=$(git -C "$top" rev-parse --short=12 HEAD)$(git -C "$top" diff --quiet HEAD -- . 2>/dev/null || echo -dirty)"
-	echo "meta base=Debian_linux-source-6.12_(6.12.117)"
+	echo "meta base=Debian_linux-source-7.3_$("$top/scripts/fetch-source.sh" version 2>/dev/null || echo "${TARBALL:-unknown}")"
+	echo "meta pathlen=$pathlen"
 	echo "meta quick=${QUICK:-0} reps=$reps lock_reps=$lock_reps secs=$secs migrations=$migrations"
 	echo "meta smp=$(echo $smp_list | tr ' ' ,)"
 } > "$raw"
@@ -84,7 +95,7 @@ for entry in "${plan[@]}"; do
 	# qemu/run-vm.sh. A failed boot is retried once.
 	ok=0
 	for try in 1 2; do
-		if SMP=$smp TIMEOUT=1800 TCG_THREAD=${TCG_THREAD:-multi} "$top/qemu/run-vm.sh" \
+		if SMP=$smp TIMEOUT=1800 TCG_THREAD=${TCG_THREAD:-multi} ICOUNT=$pathlen "$top/qemu/run-vm.sh" \
 			"$(kernel_of "$flavour" "$k")/arch/x86/boot/bzImage" "$OUT/$flavour/initramfs.cpio.gz" \
 			"$dir" bench forkscale.variants=$variants forkscale.rep=$rep \
 			forkscale.secs=$secs forkscale.warmup=1 forkscale.migrations=$migrations \
@@ -107,7 +118,11 @@ for entry in "${plan[@]}"; do
 	grep '^bench-error' "$dir/results.log" | sed 's/^/bench:   /'
 done
 
-python3 "$top/bench/report.py" "$raw" "$out/results.json" "$results" || exit 1
+if [ "$pathlen" = 1 ]; then
+	python3 "$top/bench/pathlen.py" "$raw" "$results" || exit 1
+else
+	python3 "$top/bench/report.py" "$raw" "$out/results.json" "$results" || exit 1
+fi
 errors=$(grep -c '^bench-error' "$raw")
 echo "bench: done in $((SECONDS - start)) s; $failed failed boots, $errors workload errors"
 [ "$failed" = 0 ] && [ "$errors" = 0 ]

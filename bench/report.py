@@ -16,10 +16,11 @@ import statistics
 import sys
 from collections import defaultdict
 
-VARIANTS = ["stock", "locked", "seqcount", "rwlock", "module", "module_nobatch"]
+VARIANTS = ["stock", "locked", "pinned", "seqcount", "rwlock", "module", "module_nobatch"]
 VARIANT_TEXT = {
-    "stock": "stock 6.12.117, no series",
+    "stock": "stock 7.3 (Debian linux-source-7.3), no series",
     "locked": "series, built-in locked read",
+    "pinned": "series, built-in pinned read (no lock)",
     "seqcount": "series, built-in seqcount read",
     "rwlock": "series, built-in rwlock read",
     "module": "series + module (clone read and pid batching)",
@@ -34,7 +35,7 @@ WORKLOAD_TEXT = {
 }
 LOCKS = ["css_set_lock", "tasklist_lock", "pidmap_lock", "css_set_clone_lock"]
 COLORS = {
-    "stock": "#444444", "locked": "#1f77b4", "seqcount": "#2ca02c",
+    "stock": "#444444", "locked": "#1f77b4", "pinned": "#17becf", "seqcount": "#2ca02c",
     "rwlock": "#ff7f0e", "module": "#d62728", "module_nobatch": "#9467bd",
 }
 

@@ -5,7 +5,7 @@
 # TCG_THREAD (single or multi, default single; see below).
 # Writes <outdir>/console.log (ttyS0) and <outdir>/results.log (ttyS1).
 # Exits 0 only if the guest ran to its end marker and the console shows no
-# panic, oops, WARNING or BUG; otherwise prints why and the console tail.
+# panic, oops, WARNING, BUG, UBSAN, lockup, hung task or OOM; otherwise prints why and the console tail.
 set -uo pipefail
 kernel=$1 initrd=$2 out=$3 mode=$4
 shift 4
@@ -29,7 +29,17 @@ tcg) cpu=max accel_args="tsc=unstable" accel_opt="tcg,thread=${TCG_THREAD:-singl
 *) echo "vm: error: unknown ACCEL '$accel' (expected kvm or tcg)" >&2; exit 2 ;;
 esac
 
-qemu=(qemu-system-x86_64 -accel "$accel_opt" -cpu "$cpu" -smp "$smp" -m 2G
+# ICOUNT=1: the guest clock advances one nanosecond per executed instruction
+# (bench PATHLEN=1), which makes guest seconds an instruction count. icount
+# needs TCG and one TCG thread.
+icount=()
+if [ "${ICOUNT:-0}" = 1 ]; then
+	[ "$accel" = tcg ] || { echo "vm: error: ICOUNT=1 needs TCG (accelerator: $accel)" >&2; exit 2; }
+	accel_opt=tcg,thread=single
+	icount=(-icount shift=0,sleep=off,align=off)
+fi
+
+qemu=(qemu-system-x86_64 -accel "$accel_opt" "${icount[@]}" -cpu "$cpu" -smp "$smp" -m 2G
 	-display none -monitor none -no-reboot -nodefaults
 	-kernel "$kernel" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 $accel_args forkscale.mode=$mode forkscale.smp=$smp $*")
@@ -55,7 +65,7 @@ fail() {
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 	fail "guest hung: killed after ${timeout}s"
 fi
-bad=$(grep -aE 'Kernel panic|Oops|WARNING:|BUG:|general protection fault|detected stall|blocked for more than' "$out/console.log" | head -n 3)
+bad=$(grep -aE 'Kernel panic|Oops|WARNING:|BUG:|UBSAN:|general protection fault|detected stall|blocked for more than|soft lockup|hard LOCKUP|Out of memory|invoked oom-killer' "$out/console.log" | head -n 3)
 [ -z "$bad" ] || fail "guest console reports: $(echo "$bad" | tr -d '\r' | head -n 1)"
 [ $rc -eq 0 ] || fail "qemu exited with status $rc"
 grep -qx '# forkscale: done' "$out/results.log" || fail "guest did not finish (no end marker)"

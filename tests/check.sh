@@ -69,6 +69,17 @@ guest_tests() {
 		sed 's/^/# /' "$out/vm.err"
 	fi
 	grep -aE '^(not )?ok ' "$out/vm/results.log" 2>/dev/null
+	touch "$out/vm/results.log"
+	"$top/tests/host/manifest.sh" "$out/vm/results.log"
+	# The manifest check itself: the same results less one must fail it.
+	grep -aE '^(not )?ok ' "$out/vm/results.log" | sed '$d' > "$out/results-less-one.log"
+	if "$top/tests/host/manifest.sh" "$out/results-less-one.log" > "$out/manifest-self.txt"; then
+		echo "not ok host: a missing guest result fails make check (it passed)"
+	elif grep -q "^not ok manifest: no result for " "$out/manifest-self.txt"; then
+		echo "ok host: a missing guest result fails make check"
+	else
+		echo "not ok host: a missing guest result fails make check (wrong report)"
+	fi
 }
 
 report < <(cache_unchanged)

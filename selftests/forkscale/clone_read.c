@@ -79,6 +79,7 @@ FIXTURE_VARIANT(clone_read) {
  * debug kernel and two vCPU threads).
  */
 FIXTURE_VARIANT_ADD(clone_read, locked) { .impl = "locked", .kill_iters = 1000 };
+FIXTURE_VARIANT_ADD(clone_read, pinned) { .impl = "pinned", .kill_iters = 1000 };
 FIXTURE_VARIANT_ADD(clone_read, seqcount) { .impl = "seqcount", .kill_iters = 2000 };
 FIXTURE_VARIANT_ADD(clone_read, rwlock) { .impl = "rwlock", .kill_iters = 1000 };
 FIXTURE_VARIANT_ADD(clone_read, module) { .impl = "module", .kill_iters = 10000 };

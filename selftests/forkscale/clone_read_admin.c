@@ -39,10 +39,10 @@ static void fork_some(int n)
 
 TEST(sysctl_selects_each_builtin)
 {
-	const char *impls[] = { "seqcount", "rwlock", "locked" };
+	const char *impls[] = { "seqcount", "pinned", "rwlock", "locked" };
 	int i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < (int)ARRAY_SIZE(impls); i++) {
 		ASSERT_EQ(0, write_str(SYSCTL, impls[i]));
 		EXPECT_EQ(0, sysctl_is(impls[i]));
 		EXPECT_EQ(0, stats_impl_is(impls[i]));

@@ -104,7 +104,7 @@ saved_pid_max=$(cat /proc/sys/kernel/pid_max)
 echo 4096 > /proc/sys/kernel/pid_max
 
 # Built-ins only: no module loaded.
-for impl in locked seqcount rwlock; do
+for impl in locked pinned seqcount rwlock; do
 	echo $impl > $sysctl
 	result $? "selected clone read $impl"
 	run_suites $impl 2 $cgroup_suites
@@ -119,6 +119,18 @@ run_suites module 2 $cgroup_suites
 run_suites module 1 $pid_suites
 rmmod forkscale
 result $? "unloaded the module after its run"
+
+# favordynmods: moves then take current's per-threadgroup rwsem instead of the
+# global one, which the pinned read must rely on as well. Once on, the kernel
+# keeps the per-threadgroup rwsem until reboot, so this runs last.
+mount -o remount,favordynmods /sys/fs/cgroup &&
+	grep -q ' /sys/fs/cgroup cgroup2 [^ ]*favordynmods' /proc/mounts
+result $? "cgroup2 remounted with favordynmods"
+for impl in locked pinned; do
+	echo $impl > $sysctl
+	run_suites ${impl}_favordynmods 2 $cgroup_suites
+done
+echo locked > $sysctl
 echo "$saved_pid_max" > /proc/sys/kernel/pid_max
 
 for t in $cgroup_suites $pid_suites; do
@@ -126,8 +138,9 @@ for t in $cgroup_suites $pid_suites; do
 	[ -s "$out/locked.$name" ] || [ -s "$out/builtin.$name" ]
 	result $? "$t reported its cases"
 done
-for impl in seqcount rwlock module; do
+for impl in pinned seqcount rwlock module; do
 	compare locked $impl $cgroup_suites
 done
+compare locked_favordynmods pinned_favordynmods $cgroup_suites
 compare builtin module $pid_suites
 echo "1..$n"

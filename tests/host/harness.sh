@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The VM harness itself: a guest that oopses or hangs must be reported as a
-# failure, with the console tail, and a hang must be killed at its timeout.
+# The VM harness itself: a guest that oopses, prints a WARNING splat, dies
+# half-way through a run or hangs must be reported as a failure, with the
+# console tail, and a hang must be killed at its timeout.
 #   harness.sh <bzImage> <initramfs> <outdir>
 set -uo pipefail
 kernel=$1 initrd=$2 out=$3
@@ -15,6 +16,22 @@ else
 	echo "not ok host: harness reports a guest oops as a failure (wrong report)"
 	sed 's/^/# /' "$out/oops.txt"
 fi
+
+# expect_fail <mode> <description> <regex of run-vm's report>
+expect_fail() {
+	if "$here/run-vm.sh" "$kernel" "$initrd" "$out/$1" "$1" > "$out/$1.txt" 2>&1; then
+		echo "not ok host: $2 (it passed)"
+	elif grep -q "$3" "$out/$1.txt"; then
+		echo "ok host: $2"
+	else
+		echo "not ok host: $2 (wrong report)"
+		sed 's/^/# /' "$out/$1.txt"
+	fi
+}
+expect_fail selftest-warn "harness reports a WARNING splat as a failure" \
+	'vm: FAIL: guest console reports: .*WARNING: CPU: 0 PID: 1 at forkscale harness self-test'
+expect_fail selftest-die "harness reports a guest that died half-way as a failure" \
+	'vm: FAIL: guest did not finish (no end marker)'
 
 start=$SECONDS
 if TIMEOUT=${HANG_TIMEOUT:-30} "$here/run-vm.sh" "$kernel" "$initrd" "$out/hang" selftest-hang \
