@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A loom model of the lockless clone-time css_set read (patches 0005/0006 and the
-//! module's `clone_read.rs`) against its writers: migration, `cgroup.kill`, and the
-//! last put of a css_set with its RCU-deferred free.
+//! A loom model of the lockless clone-time css_set reads against their writers:
+//! migration, `cgroup.kill`, and the last put of a css_set with its RCU-deferred free.
+//! Two readers: the seqcount protocol (v1/v2, the `seqcount` built-in and the module's
+//! `clone_read.rs`) and the pinned read of the patch for merging, which relies on
+//! `cgroup_threadgroup_rwsem` instead.
 //!
 //! The model keeps the kernel's orderings: writers hold `css_set_lock` and bracket their
 //! stores with `write_seqcount_begin()`/`_end()` (counter increment plus `smp_wmb()`);
@@ -48,6 +50,18 @@ pub const CORRECT: Protocol = Protocol {
     inc_not_zero: true,
 };
 
+/// How `cgroup_css_set_fork()` reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Reader {
+    /// The seqcount protocol of v1/v2 and the module: validated, `inc_not_zero`, fallback.
+    Seqcount,
+    /// The patch for merging: no counter and no lock. Current's css_set with a plain
+    /// increment and `READ_ONCE(kill_seq)`, relying on the threadgroup rwsem alone.
+    Pinned,
+    /// Stock: under `css_set_lock`.
+    Locked,
+}
+
 /// Who may change the forking task's css_set during the read.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Env {
@@ -63,6 +77,10 @@ pub enum Env {
 pub enum Writer {
     /// `cgroup.kill` of the forking task's cgroup.
     Kill,
+    /// `cgroup.kill` as the code does it: `kill_seq++` in the write section, and the walk
+    /// over the cgroup's tasks after it, each step under `css_set_lock`. The forking
+    /// parent's fatal-signal check, which catches forks the walk signals, is not modelled.
+    KillThenWalk,
     /// A move from css_set A to B: of the forking task (NoRwsem) or of the other task
     /// (ThreadgroupRwsem), which then exits, dropping the last reference to A.
     MigrateAndExit,
@@ -260,6 +278,65 @@ impl World {
         }
     }
 
+    /// The pinned read: one attempt, no counter, no lock; the forking task's own
+    /// reference is what keeps the css_set alive, if nothing can move the task.
+    fn read_pinned(&self) -> Snapshot {
+        self.rcu_read_lock();
+        let kill_phase = self.kill_phase.load(Ordering::SeqCst);
+        let migrations_before = self.migrations.load(Ordering::SeqCst);
+        let cset = self.forker.load(Ordering::Acquire);
+        let kill_seq = self.kill_seq[self.dfl_cgrp(cset)].load(Ordering::Relaxed);
+        self.csets[cset].refs.fetch_add(1, Ordering::Relaxed);
+        let migrations_after = self.migrations.load(Ordering::SeqCst);
+        self.rcu_read_unlock();
+        Snapshot {
+            cset,
+            kill_seq,
+            lockless: true,
+            kill_phase,
+            migrations_before,
+            migrations_after,
+            attempts: 1,
+        }
+    }
+
+    /// Stock's read, under `css_set_lock`.
+    fn read_locked(&self) -> Snapshot {
+        let _guard = self.css_set_lock.lock().unwrap();
+        let kill_phase = self.kill_phase.load(Ordering::SeqCst);
+        let cset = self.forker.load(Ordering::Relaxed);
+        let kill_seq = self.kill_seq[self.dfl_cgrp(cset)].load(Ordering::Relaxed);
+        self.csets[cset].refs.fetch_add(1, Ordering::Relaxed);
+        let migrations = self.migrations.load(Ordering::SeqCst);
+        Snapshot {
+            cset,
+            kill_seq,
+            lockless: false,
+            kill_phase,
+            migrations_before: migrations,
+            migrations_after: migrations,
+            attempts: 1,
+        }
+    }
+
+    /// `__cgroup_kill()` as the code has it: the section, then the walk.
+    fn kill_then_walk(&self) {
+        {
+            let _guard = self.css_set_lock.lock().unwrap();
+            self.write_begin(self.proto.kill_bump);
+            self.kill_phase.store(1, Ordering::SeqCst);
+            let next = self.kill_seq[0].load(Ordering::Relaxed) + 1;
+            self.kill_seq[0].store(next, Ordering::Relaxed);
+            self.write_end(self.proto.kill_bump);
+        }
+        let _guard = self.css_set_lock.lock().unwrap();
+        let child = self.child_cset.load(Ordering::Relaxed);
+        if child != usize::MAX && self.dfl_cgrp(child) == 0 {
+            self.child_killed.store(true, Ordering::Relaxed);
+        }
+        self.kill_phase.store(2, Ordering::SeqCst);
+    }
+
     /// `cgroup_post_fork()`: link the child and kill it if a kill ran since the read.
     fn post_fork(&self, snap: &Snapshot) {
         let _guard = self.css_set_lock.lock().unwrap();
@@ -302,8 +379,14 @@ impl World {
     }
 }
 
-/// Run one scenario under loom; panics (a failed property) if any interleaving is bad.
+/// Run one scenario with the seqcount reader under loom; panics (a failed property) if
+/// any interleaving is bad.
 pub fn check(proto: Protocol, env: Env, writer: Writer) {
+    check_reader(Reader::Seqcount, proto, env, writer);
+}
+
+/// Like [`check`], with the reader given.
+pub fn check_reader(reader: Reader, proto: Protocol, env: Env, writer: Writer) {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(3);
     builder.check(move || {
@@ -311,6 +394,7 @@ pub fn check(proto: Protocol, env: Env, writer: Writer) {
         let w = world.clone();
         let writer_thread = thread::spawn(move || match writer {
             Writer::Kill => w.kill(),
+            Writer::KillThenWalk => w.kill_then_walk(),
             Writer::MigrateAndExit => {
                 if env == Env::NoRwsem {
                     w.migrate(&w.forker);
@@ -322,14 +406,18 @@ pub fn check(proto: Protocol, env: Env, writer: Writer) {
             }
         });
 
-        let snap = world.read();
+        let snap = match reader {
+            Reader::Seqcount => world.read(),
+            Reader::Pinned => world.read_pinned(),
+            Reader::Locked => world.read_locked(),
+        };
         world.post_fork(&snap);
         writer_thread.join().unwrap();
 
         // Forward progress: never more than MAX_TRIES lockless attempts.
         assert!(snap.attempts <= MAX_TRIES + 1);
         // No stale kill_seq: a child whose fork overlapped the kill is killed.
-        if writer == Writer::Kill && world.dfl_cgrp(snap.cset) == 0 {
+        if writer != Writer::MigrateAndExit && world.dfl_cgrp(snap.cset) == 0 {
             assert!(
                 world.child_killed.load(Ordering::Relaxed) || snap.kill_phase == 2,
                 "a child forked during cgroup.kill survived (read kill_seq {}, lockless {})",
