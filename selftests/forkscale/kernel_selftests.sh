@@ -11,10 +11,7 @@ ko=/lib/modules/forkscale.ko
 out=/tmp/ksft
 mkdir -p $out
 
-if [ ! -d $dir ]; then
-	echo "1..0 # SKIP kernel selftests not in this initramfs"
-	exit 0
-fi
+known=/forkscale/tests/ksft-known-failures.txt
 
 n=0
 result() { # result <status> <description>
@@ -53,6 +50,21 @@ merge_runs() {
 	}' "$@"
 }
 
+# Under TCG with KASAN, two upstream suites outgrow the run's time budget:
+# - pidfd_poll_test forks 10000 children by default; 1000 exercise the same poll
+#   paths in a tenth of the time;
+# - pidfd_test's last case, send_signal_recycled_pid_fail, forks in a new pid
+#   namespace until a pid number comes round again, up to 32768 times: 7.x gives
+#   a new namespace a pid_max of PID_MAX_LIMIT, so it never wraps in time. Its
+#   seven other cases take seconds, so the suite is stopped after 60 s; the
+#   missing case is the same under every implementation.
+suite_args() {
+	case $1 in pidfd/pidfd_poll_test) echo 1000 ;; esac
+}
+suite_timeout() {
+	case $1 in pidfd/pidfd_test) echo 60 ;; *) echo 300 ;; esac
+}
+
 # run_suites <label> <runs> <suite...>: per-case results in $out/<label>.<suite>
 run_suites() {
 	label=$1 runs=$2; shift 2
@@ -62,7 +74,9 @@ run_suites() {
 		files=
 		for run in $(seq "$runs"); do
 			files="$files $out/$label.$name.$run"
-			(cd "$dir/${t%/*}" && timeout 300 "./${t#*/}") > "$out/$label.$name.log$run" 2>&1
+			# shellcheck disable=SC2046 # the arguments are words
+			(cd "$dir/${t%/*}" && timeout -s KILL "$(suite_timeout "$t")" \
+				"./${t#*/}" $(suite_args "$t")) > "$out/$label.$name.log$run" 2>&1
 			# "ok 3 name" / "not ok 3 name # SKIP ...", without the numbers
 			sed -nE 's/^((not )?ok) [0-9]+ (- )?(.*)/\1 \4/p' "$out/$label.$name.log$run" \
 				> "$out/$label.$name.$run"
@@ -133,10 +147,22 @@ done
 echo locked > $sysctl
 echo "$saved_pid_max" > /proc/sys/kernel/pid_max
 
+# Every suite must exist and report its cases, and every case must pass under
+# the baseline (locked, or the built-in pid freeing) unless it is on the
+# committed list of known failures, with its reason.
 for t in $cgroup_suites $pid_suites; do
 	name=$(echo "$t" | tr / _)
-	[ -s "$out/locked.$name" ] || [ -s "$out/builtin.$name" ]
-	result $? "$t reported its cases"
+	base=locked
+	[ -s "$out/$base.$name" ] || base=builtin
+	[ -x "$dir/$t" ] && [ -s "$out/$base.$name" ]
+	result $? "$t exists and reported its cases"
+	bad=$(sed -n 's/^not ok //p' "$out/$base.$name" 2>/dev/null | sed 's/ # .*//' |
+		while IFS= read -r c; do
+			grep -qF "$t	$c	" $known 2>/dev/null || echo "$c"
+		done)
+	[ -z "$bad" ]
+	result $? "$t: every case passes or is a known failure"
+	[ -z "$bad" ] || echo "$bad" | sed "s|^|# $t: unexpected failure: |"
 done
 for impl in pinned seqcount rwlock module; do
 	compare locked $impl $cgroup_suites

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What userspace gets when it looks up a pid number that was just reaped.
+ *
+ * Batching keeps a reaped pid in its namespace's idr until the batch is
+ * flushed, so a lookup by number finds a struct pid without tasks where stock
+ * finds nothing. This prints, for a reaped child, a reaped thread and a reaped
+ * process-group leader, the errno of every syscall that resolves a pid number,
+ * one "lookup <case> <syscall> <result>" line each. It asserts nothing itself:
+ * pid_lookup.sh runs it without the module and under each batching setting and
+ * requires the lines to be identical.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+static void show(const char *what, const char *call, long ret)
+{
+	if (ret < 0)
+		printf("lookup %s %s %s\n", what, call, strerrorname_np(errno) ?: "?");
+	else
+		printf("lookup %s %s ok\n", what, call);
+}
+
+/* Every lookup of @pid as a process, a thread of @tgid, a group and a session. */
+static void lookups(const char *what, pid_t pid, pid_t tgid)
+{
+	struct sched_param sp;
+	cpu_set_t set;
+	char path[64];
+	siginfo_t si;
+	int fd;
+
+	show(what, "kill", kill(pid, 0));
+	show(what, "tgkill", syscall(SYS_tgkill, tgid, pid, 0));
+	show(what, "tkill", syscall(SYS_tkill, pid, 0));
+	fd = syscall(SYS_pidfd_open, pid, 0);
+	show(what, "pidfd_open", fd);
+	if (fd >= 0)
+		close(fd);
+	fd = syscall(SYS_pidfd_open, pid, PIDFD_THREAD);
+	show(what, "pidfd_open_thread", fd);
+	if (fd >= 0)
+		close(fd);
+	show(what, "getpgid", getpgid(pid));
+	show(what, "getsid", getsid(pid));
+	show(what, "sched_getscheduler", sched_getscheduler(pid));
+	show(what, "sched_getparam", sched_getparam(pid, &sp));
+	show(what, "sched_getaffinity", sched_getaffinity(pid, sizeof(set), &set));
+	errno = 0;
+	show(what, "getpriority_process", getpriority(PRIO_PROCESS, pid) == -1 && errno ? -1 : 0);
+	errno = 0;
+	show(what, "getpriority_pgrp", getpriority(PRIO_PGRP, pid) == -1 && errno ? -1 : 0);
+	show(what, "setpgid_join", setpgid(0, pid));
+	show(what, "prlimit", prlimit(pid, RLIMIT_NOFILE, NULL, NULL));
+	show(what, "ioprio_get", syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, pid));
+	show(what, "waitid_pid", waitid(P_PID, pid, &si, WEXITED | WNOHANG));
+	show(what, "waitid_pgid", waitid(P_PGID, pid, &si, WEXITED | WNOHANG));
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	show(what, "proc_open", fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* TIOCSPGRP on a pty whose session we lead, naming the reaped group @pgrp. */
+static void tty_lookup(const char *what, pid_t pgrp)
+{
+	pid_t p = fork();
+	int status;
+
+	if (p == 0) {
+		int m, s;
+
+		setsid();
+		m = posix_openpt(O_RDWR | O_NOCTTY);
+		if (m < 0 || grantpt(m) || unlockpt(m))
+			_exit(2);
+		s = open(ptsname(m), O_RDWR);
+		if (s < 0 || ioctl(s, TIOCSCTTY, 0))
+			_exit(3);
+		show(what, "tiocspgrp", ioctl(s, TIOCSPGRP, &pgrp));
+		fflush(stdout);
+		_exit(0);
+	}
+	waitpid(p, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		printf("lookup %s tiocspgrp setup-failed-%d\n", what, WEXITSTATUS(status));
+}
+
+static void *thread_fn(void *arg)
+{
+	*(pid_t *)arg = gettid();
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t t;
+	pid_t pid, tid;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	/* A reaped child, which was its own process group's leader. */
+	pid = fork();
+	if (pid == 0) {
+		setpgid(0, 0);
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	lookups("child", pid, pid);
+	tty_lookup("child", pid);
+
+	/* A joined thread of this process. */
+	pthread_create(&t, NULL, thread_fn, &tid);
+	pthread_join(t, NULL);
+	/* the tid is released when the thread is reaped, shortly after the join */
+	usleep(1000);
+	lookups("thread", tid, getpid());
+
+	/* A pid the caller restores by number: ns_last_pid, then fork. */
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	{
+		char buf[32];
+		int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+		pid_t again;
+
+		snprintf(buf, sizeof(buf), "%d", pid - 1);
+		if (fd < 0 || write(fd, buf, strlen(buf)) < 0) {
+			printf("lookup restore ns_last_pid %s\n", strerrorname_np(errno));
+		} else {
+			again = fork();
+			if (again == 0)
+				_exit(0);
+			waitpid(again, NULL, 0);
+			printf("lookup restore fork_gets_same_pid %s\n", again == pid ? "yes" : "no");
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	return 0;
+}
