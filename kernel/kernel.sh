@@ -237,6 +237,7 @@ export_series() {
 	if [ -n "$name" ] && [ -n "$email" ]; then
 		sed -i -e "s|^From: $PLACEHOLDER\$|From: $name <$email>|" \
 			-e "s|^Signed-off-by: $PLACEHOLDER\$|Signed-off-by: $name <$email>|" \
+			-e "s|^${PLACEHOLDER% <*} (\([0-9]*\)):\$|$name (\1):|" \
 			"$SERIES_DIR"/*.patch
 	fi
 	log "exported $(grep -c . "$SERIES_DIR/series") patches and a cover letter to $SERIES_DIR"
