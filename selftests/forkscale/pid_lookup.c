@@ -38,6 +38,23 @@ static void show(const char *what, const char *call, long ret)
 		printf("lookup %s %s ok\n", what, call);
 }
 
+/*
+ * Pids the module holds in batches right now ("pending:" of the stats file), as
+ * a "#" line that the driver does not compare: it shows whether the lookups
+ * below met a queued pid at all.
+ */
+static void show_pending(const char *what)
+{
+	char line[128];
+	FILE *f = fopen("/sys/kernel/debug/pid_release/stats", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "pending: ", 9))
+			printf("# %s: %s", what, line);
+	if (f)
+		fclose(f);
+}
+
 /* Every lookup of @pid as a process, a thread of @tgid, a group and a session. */
 static void lookups(const char *what, pid_t pid, pid_t tgid)
 {
@@ -47,6 +64,7 @@ static void lookups(const char *what, pid_t pid, pid_t tgid)
 	siginfo_t si;
 	int fd;
 
+	show_pending(what);
 	show(what, "kill", kill(pid, 0));
 	show(what, "tgkill", syscall(SYS_tgkill, tgid, pid, 0));
 	show(what, "tkill", syscall(SYS_tkill, pid, 0));
@@ -77,6 +95,7 @@ static void lookups(const char *what, pid_t pid, pid_t tgid)
 	show(what, "proc_open", fd);
 	if (fd >= 0)
 		close(fd);
+	show_pending(what);
 }
 
 /* TIOCSPGRP on a pty whose session we lead, naming the reaped group @pgrp. */
@@ -130,8 +149,21 @@ int main(void)
 	/* A joined thread of this process. */
 	pthread_create(&t, NULL, thread_fn, &tid);
 	pthread_join(t, NULL);
-	/* the tid is released when the thread is reaped, shortly after the join */
-	usleep(1000);
+	/*
+	 * The join returns before the thread is reaped; its /proc entry goes
+	 * when it is, so wait for that (up to a second) before the lookups.
+	 */
+	for (int i = 0; i < 1000; i++) {
+		char path[64];
+		int fd;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d", getpid(), tid);
+		fd = open(path, O_RDONLY | O_DIRECTORY);
+		if (fd < 0)
+			break;
+		close(fd);
+		usleep(1000);
+	}
 	lookups("thread", tid, getpid());
 
 	/* A pid the caller restores by number: ns_last_pid, then fork. */
