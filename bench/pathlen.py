@@ -76,6 +76,13 @@ def markdown(meta, summary):
         "they do not depend on the host's load. Spread is half the min-max range over the "
         "repetitions; the difference from stock carries the two spreads added.",
         "",
+        "Two caveats. A stock boot runs one variant, a series boot six, in an order rotated by "
+        "the repetition, so a series variant's spread includes running first on a freshly "
+        "booted guest in one repetition and not in the other; a discarded warm-up pass would "
+        "remove that. And with `sleep=off` an idle guest's clock jumps to its next timer, so a "
+        "workload that waits (a migration waits for RCU grace periods) counts idle time too: "
+        "`migrate_pingpong` is not an instruction count.",
+        "",
     ]
     for w in WORKLOADS:
         by_v = summary.get(w)
