@@ -321,15 +321,27 @@ impl World {
 
     /// `__cgroup_kill()` as the code has it: the section, then the walk.
     fn kill_then_walk(&self) {
-        {
-            let _guard = self.css_set_lock.lock().unwrap();
-            self.write_begin(self.proto.kill_bump);
-            self.kill_phase.store(1, Ordering::SeqCst);
-            let next = self.kill_seq[0].load(Ordering::Relaxed) + 1;
-            self.kill_seq[0].store(next, Ordering::Relaxed);
-            self.write_end(self.proto.kill_bump);
-        }
+        self.kill_section(false);
         let _guard = self.css_set_lock.lock().unwrap();
+        self.kill_walk();
+    }
+
+    /// The write section of a kill: `kill_seq++`, and the walk too if `walk_inside`.
+    /// `css_set_lock` must not be held.
+    fn kill_section(&self, walk_inside: bool) {
+        let _guard = self.css_set_lock.lock().unwrap();
+        self.write_begin(self.proto.kill_bump);
+        self.kill_phase.store(1, Ordering::SeqCst);
+        let next = self.kill_seq[0].load(Ordering::Relaxed) + 1;
+        self.kill_seq[0].store(next, Ordering::Relaxed);
+        if walk_inside {
+            self.kill_walk();
+        }
+        self.write_end(self.proto.kill_bump);
+    }
+
+    /// The kill's walk: a child linked into cgroup 0 is killed. `css_set_lock` held.
+    fn kill_walk(&self) {
         let child = self.child_cset.load(Ordering::Relaxed);
         if child != usize::MAX && self.dfl_cgrp(child) == 0 {
             self.child_killed.store(true, Ordering::Relaxed);
@@ -349,17 +361,7 @@ impl World {
 
     /// `__cgroup_kill()` of cgroup 0 (css_set A's), which kills every linked member.
     fn kill(&self) {
-        let _guard = self.css_set_lock.lock().unwrap();
-        self.write_begin(self.proto.kill_bump);
-        self.kill_phase.store(1, Ordering::SeqCst);
-        let next = self.kill_seq[0].load(Ordering::Relaxed) + 1;
-        self.kill_seq[0].store(next, Ordering::Relaxed);
-        let child = self.child_cset.load(Ordering::Relaxed);
-        if child != usize::MAX && self.dfl_cgrp(child) == 0 {
-            self.child_killed.store(true, Ordering::Relaxed);
-        }
-        self.kill_phase.store(2, Ordering::SeqCst);
-        self.write_end(self.proto.kill_bump);
+        self.kill_section(true);
     }
 
     /// `css_set_move_task()` of `task` from A to B, then the put of A.
