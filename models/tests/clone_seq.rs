@@ -84,7 +84,12 @@ fn mutant_with_plain_increment_is_harmless_under_the_threadgroup_rwsem() {
 fn pinned_read_is_correct_against_moves_under_the_threadgroup_rwsem() {
     // The patch for merging: no counter, no lock, a plain increment. Other tasks' moves
     // and the last put of their css_set change nothing it reads.
-    check_reader(Reader::Pinned, CORRECT, Env::ThreadgroupRwsem, Writer::MigrateAndExit);
+    check_reader(
+        Reader::Pinned,
+        CORRECT,
+        Env::ThreadgroupRwsem,
+        Writer::MigrateAndExit,
+    );
 }
 
 #[test]
@@ -110,9 +115,8 @@ fn pinned_read_sees_a_kill_mid_section_where_the_seqcount_does_not() {
     // the seqcount is one the kernel does not use (test above).
     check_reader(Reader::Locked, CORRECT, Env::ThreadgroupRwsem, Writer::Kill);
     check(CORRECT, Env::ThreadgroupRwsem, Writer::Kill);
-    let why = failure_of(|| {
-        check_reader(Reader::Pinned, CORRECT, Env::ThreadgroupRwsem, Writer::Kill)
-    });
+    let why =
+        failure_of(|| check_reader(Reader::Pinned, CORRECT, Env::ThreadgroupRwsem, Writer::Kill));
     assert!(why.contains("survived"), "{why}");
 }
 
@@ -123,7 +127,12 @@ fn pinned_read_without_the_rwsem_is_rejected_where_the_seqcount_passes() {
     // pinned read revives or spans a move of its own css_set.
     check(CORRECT, Env::NoRwsem, Writer::MigrateAndExit);
     let why = failure_of(|| {
-        check_reader(Reader::Pinned, CORRECT, Env::NoRwsem, Writer::MigrateAndExit)
+        check_reader(
+            Reader::Pinned,
+            CORRECT,
+            Env::NoRwsem,
+            Writer::MigrateAndExit,
+        )
     });
     assert!(
         why.contains("use after free")
