@@ -20,7 +20,7 @@ BZIMAGE = $(KDIR)/arch/x86/boot/bzImage
 INITRD := $(OUT)/$(FLAVOR)/initramfs.cpio.gz
 KBUILD_MODULE = scripts/kbuild-module.sh $(KDIR) $(CURDIR)
 
-.PHONY: all deps kernel module selftests initramfs run check bench soak lint vm devtree patches patches-check clean
+.PHONY: all deps kernel module selftests initramfs run check bench conformance soak lint vm devtree patches patches-check clean
 all: initramfs
 
 deps:
@@ -38,7 +38,8 @@ selftests: kernel
 initramfs: module selftests
 	@mkdir -p $(dir $(INITRD))
 	@qemu/mkinitramfs.sh $(INITRD) $(OUT)/selftests rust/forkscale.ko \
-		samples/rust_seqlock_torn.ko tests/modules/forkscale_nohooks.ko
+		$(KDIR)/samples/rust/rust_seqlock.ko tests/modules/forkscale_nohooks.ko \
+		tests/modules/forkscale_leaky.ko
 
 run: initramfs
 	@echo "run: booting $(FLAVOR) kernel under $$(qemu/accel.sh) with $(SMP) vCPUs"
@@ -70,6 +71,15 @@ bench: deps
 		FLAVOR=$$f $(STOCK_KERNEL) build > /dev/null; \
 	done
 	@OUT='$(OUT)' bench/bench.sh $(OUT)/bench
+
+# Lookups by pid number on the series (without the module and under each
+# batching setting) against a boot of stock 7.3: builds the stock debug kernel
+# (cached; make bench builds it too), so it is not part of check.
+conformance: initramfs
+	@if [ "$(FLAVOR)" != debug ]; then echo "conformance: needs FLAVOR=debug" >&2; exit 2; fi
+	@FLAVOR=debug $(STOCK_KERNEL) build > /dev/null
+	@tests/conformance.sh "$$(FLAVOR=debug $(STOCK_KERNEL) kdir)/arch/x86/boot/bzImage" \
+		$(BZIMAGE) $(INITRD) $(OUT)/conformance
 
 # An interactive guest shell on this terminal (Ctrl-a x quits).
 vm: initramfs

@@ -92,11 +92,21 @@ toolchain_versions() {
 	ld.lld-19 --version | head -n1
 }
 
+# The config fragments of a build: base, the flavour, and the series' own options
+# (series.config next to the series file: options that only the series adds, such
+# as its samples, which a stock build must not ask for).
+fragments() {
+	echo "$CONFIG_DIR/base.config"
+	echo "$CONFIG_DIR/$FLAVOR.config"
+	[ ! -f "$SERIES_DIR/series.config" ] || echo "$SERIES_DIR/series.config"
+}
+
 build_key() {
 	{
 		echo "series $(series_hash)"
 		echo "flavor $FLAVOR"
-		cat "$CONFIG_DIR/base.config" "$CONFIG_DIR/$FLAVOR.config"
+		local f
+		while read -r f; do cat "$f"; done < <(fragments)
 		toolchain_versions
 	} | sha256sum | cut -c1-12
 }
@@ -164,12 +174,12 @@ prepare_source() {
 # available) would silently change what we test, so treat them as errors.
 check_config() {
 	local out=$1 frag line missing=""
-	for frag in "$CONFIG_DIR/base.config" "$CONFIG_DIR/$FLAVOR.config"; do
+	while read -r frag; do
 		while read -r line; do
 			case $line in CONFIG_*=*) ;; *) continue ;; esac
 			grep -qxF "$line" "$out/.config" || missing="$missing $line"
 		done < "$frag"
-	done
+	done < <(fragments)
 	[ -z "$missing" ] || die "config fragments not honoured by Kconfig:$missing"
 }
 
@@ -186,8 +196,10 @@ build() {
 	log "building FLAVOR=$FLAVOR in $out (series $(series_hash))"
 	local start=$SECONDS
 	"${KMAKE[@]}" -C "$src" O="$out" -s tinyconfig >&2
+	local frags
+	mapfile -t frags < <(fragments)
 	(cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" .config \
-		"$CONFIG_DIR/base.config" "$CONFIG_DIR/$FLAVOR.config" >/dev/null)
+		"${frags[@]}" >/dev/null)
 	"${KMAKE[@]}" -C "$src" O="$out" -s olddefconfig >&2
 	check_config "$out"
 	"${KMAKE[@]}" -C "$src" O="$out" -j"$JOBS" bzImage modules headers >&2

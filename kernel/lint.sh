@@ -54,8 +54,8 @@ done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/kernel/patches/series")
 # --- rustfmt -------------------------------------------------------------------
 check "make rustfmtcheck (the patched kernel tree)" "$work/rustfmtcheck.txt" \
 	"$ksh" kmake "$src" "$kdir" -s rustfmtcheck
-check "rustfmt --check (module, samples, test modules)" "$work/rustfmt.txt" \
-	rustfmt --edition 2021 --check "$top"/rust/*.rs "$top"/samples/*.rs \
+check "rustfmt --check (module, test modules)" "$work/rustfmt.txt" \
+	rustfmt --edition 2021 --check "$top"/rust/*.rs \
 	"$top"/tests/compile-fail/*.rs "$top"/tests/modules/*.rs
 
 # --- clippy and W=1 in a copy of the build ------------------------------------
@@ -87,7 +87,7 @@ else
 fi
 rm -rf "$copy"
 
-# The module, samples and test modules under CLIPPY=1.
+# The module and test modules under CLIPPY=1 (the sample is in the kernel build above).
 module=$("$top/tests/host/clippy.sh" "$kdir" "$work/clippy-module")
 echo "$module" | sed 's/^\(\(not \)\{0,1\}ok\) host: /\1 lint: /'
 case $module in "ok "*) ;; *) failed=1 ;; esac

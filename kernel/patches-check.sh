@@ -22,14 +22,20 @@ git -C "$base" worktree prune
 mkdir -p "$work"
 git -C "$base" worktree add -q --detach "$tree" forkscale-base
 
-cat "$top/kernel/configs/base.config" "$top/kernel/configs/perf.config" - > "$work/check.config" <<'EOF'
+# series.config names options that only later patches add (the sample), so the
+# config is merged again after each patch; an option that does not exist yet is
+# dropped by olddefconfig.
+cat "$top/kernel/configs/base.config" "$top/kernel/configs/perf.config" \
+	"$top/kernel/patches/series.config" - > "$work/check.config" <<'EOF'
 CONFIG_KUNIT=y
 CONFIG_RUST_KERNEL_DOCTESTS=y
 EOF
-"$ksh" kmake "$tree" "$obj" -s tinyconfig > "$work/config.log" 2>&1 &&
+configure() {
 	(cd "$obj" && "$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" .config "$work/check.config") \
 		>> "$work/config.log" 2>&1 &&
-	"$ksh" kmake "$tree" "$obj" -s olddefconfig >> "$work/config.log" 2>&1 ||
+		"$ksh" kmake "$tree" "$obj" -s olddefconfig >> "$work/config.log" 2>&1
+}
+"$ksh" kmake "$tree" "$obj" -s tinyconfig > "$work/config.log" 2>&1 && configure ||
 	{ echo "not ok patches-check: configure"; sed 's/^/# /' "$work/config.log" | tail -n 20; exit 1; }
 
 mapfile -t patches < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/kernel/patches/series")
@@ -41,6 +47,12 @@ for p in "${patches[@]}"; do
 		am -q "$top/kernel/patches/$p" > "$work/am.log" 2>&1; then
 		echo "not ok patches-check: $name"
 		echo "# does not apply"
+		failed=1
+		break
+	fi
+	if ! configure; then
+		echo "not ok patches-check: $name"
+		echo "# configure failed"
 		failed=1
 		break
 	fi

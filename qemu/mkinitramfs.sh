@@ -16,7 +16,7 @@ for applet in $(/bin/busybox --list); do
 done
 install -m 0755 "$here/guest/init" "$root/init"
 install -m 0755 "$here/guest/run-tests" "$here/guest/run-report" \
-	"$here/guest/run-bench" "$root/forkscale/"
+	"$here/guest/run-bench" "$here/guest/run-conformance" "$root/forkscale/"
 cp -a "$tests"/. "$root/forkscale/tests/"
 mv "$root/forkscale/tests/tests.list" "$root/forkscale/tests.list"
 for ko in "$@"; do

@@ -140,7 +140,9 @@ pub(crate) struct Registration {
 impl Registration {
     /// Registers the read, or fails with the kernel's error (`EBUSY` if another module
     /// provides it).
-    pub(crate) fn new(api: CloneApi) -> Result<Self> {
+    /// `module` is the module that provides the read: if it went away still registered, the
+    /// kernel would detach the read before freeing its text.
+    pub(crate) fn new(api: CloneApi, module: &'static ThisModule) -> Result<Self> {
         let api = KBox::pin(api, GFP_KERNEL)?;
         let raw = core::ptr::from_ref::<CloneApi>(&*api).cast_mut();
         if API
@@ -149,8 +151,9 @@ impl Registration {
         {
             return Err(EBUSY);
         }
-        // SAFETY: `OPS` is static and valid; `register` is the kernel's function.
-        let ret = unsafe { (api.register)(&OPS.0) };
+        // SAFETY: `OPS` is static and valid; `register` is the kernel's function, which only
+        // records `module` to detach `OPS` if the module goes away still registered.
+        let ret = unsafe { (api.register)(&OPS.0, module.as_ptr()) };
         if let Err(e) = to_result(ret) {
             API.store(null_mut(), Ordering::Release);
             return Err(e);

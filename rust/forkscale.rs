@@ -17,6 +17,7 @@ mod counters;
 mod css_set;
 mod kernel_api;
 mod pid_release;
+mod released_pid;
 
 use kernel::prelude::*;
 
@@ -47,7 +48,7 @@ struct Forkscale {
 }
 
 impl kernel::Module for Forkscale {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
+    fn init(module: &'static ThisModule) -> Result<Self> {
         let batch = module_parameters::pid_batch.value();
         let delay = module_parameters::pid_max_delay_ms.value();
         if batch > pid_release::BATCH_MAX {
@@ -66,13 +67,13 @@ impl kernel::Module for Forkscale {
         let clone_api = kernel_api::CloneApi::lookup()?;
         let pid_api = kernel_api::PidApi::lookup()?;
 
-        let clone_read = clone_read::Registration::new(clone_api).inspect_err(|e| {
+        let clone_read = clone_read::Registration::new(clone_api, module).inspect_err(|e| {
             pr_err!("cannot take over the clone read: {:?}\n", e);
         })?;
         let pid_release = match batch {
             0 => None,
             _ => Some(
-                pid_release::Registration::new(pid_api, batch, delay).inspect_err(|e| {
+                pid_release::Registration::new(pid_api, batch, delay, module).inspect_err(|e| {
                     pr_err!("cannot take over pid freeing: {:?}\n", e);
                 })?,
             ),

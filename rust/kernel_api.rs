@@ -15,8 +15,9 @@ use core::{
 };
 use kernel::{bindings, c_str, prelude::*, str::CStr};
 
-/// `cgroup_clone_ops_register()`.
-pub(crate) type RegisterFn = unsafe extern "C" fn(*const bindings::cgroup_clone_ops) -> i32;
+/// `__cgroup_clone_ops_register()`: the ops and the module that provides them.
+pub(crate) type RegisterFn =
+    unsafe extern "C" fn(*const bindings::cgroup_clone_ops, *mut bindings::module) -> i32;
 /// `cgroup_clone_ops_unregister()`.
 pub(crate) type UnregisterFn = unsafe extern "C" fn(*const bindings::cgroup_clone_ops);
 /// `cgroup_clone_put_cset()`.
@@ -27,7 +28,7 @@ type LockFn = unsafe extern "C" fn() -> *mut bindings::spinlock_t;
 // The types above must match the C prototypes, which bindgen also sees. These constants are
 // never used, so they add no reference to the symbols, but they stop the build if a prototype
 // changes.
-const _: RegisterFn = bindings::cgroup_clone_ops_register;
+const _: RegisterFn = bindings::__cgroup_clone_ops_register;
 const _: UnregisterFn = bindings::cgroup_clone_ops_unregister;
 const _: PutCssSetFn = bindings::cgroup_clone_put_cset;
 const _: SeqcountFn = bindings::cgroup_clone_seqcount;
@@ -76,7 +77,7 @@ pub(crate) struct HookNames {
 
 /// What the forkscale series exports.
 pub(crate) const HOOKS: HookNames = HookNames {
-    register: c_str!("cgroup_clone_ops_register"),
+    register: c_str!("__cgroup_clone_ops_register"),
     unregister: c_str!("cgroup_clone_ops_unregister"),
     put_cset: c_str!("cgroup_clone_put_cset"),
     seqcount: c_str!("cgroup_clone_seqcount"),
@@ -124,8 +125,9 @@ impl CloneApi {
     }
 }
 
-/// `pid_release_ops_register()`.
-pub(crate) type PidRegisterFn = unsafe extern "C" fn(*const bindings::pid_release_ops) -> i32;
+/// `__pid_release_ops_register()`: the ops and the module that provides them.
+pub(crate) type PidRegisterFn =
+    unsafe extern "C" fn(*const bindings::pid_release_ops, *mut bindings::module) -> i32;
 /// `pid_release_ops_unregister()`.
 pub(crate) type PidUnregisterFn = unsafe extern "C" fn(*const bindings::pid_release_ops);
 /// `pid_release_schedule_flush()`.
@@ -135,7 +137,7 @@ pub(crate) type ReleaseNowFn = unsafe extern "C" fn(*mut bindings::pid) -> bool;
 /// `pid_release_free()`.
 pub(crate) type PidFreeFn = unsafe extern "C" fn(*mut *mut bindings::pid, c_uint);
 
-const _: PidRegisterFn = bindings::pid_release_ops_register;
+const _: PidRegisterFn = bindings::__pid_release_ops_register;
 const _: PidUnregisterFn = bindings::pid_release_ops_unregister;
 const _: ScheduleFlushFn = bindings::pid_release_schedule_flush;
 const _: ReleaseNowFn = bindings::pid_release_now;
@@ -158,7 +160,7 @@ pub(crate) struct PidApi {
 impl PidApi {
     /// Finds every hook, or fails with `ENODEV` and a message naming the first missing one.
     pub(crate) fn lookup() -> Result<Self> {
-        let register = lookup(c_str!("pid_release_ops_register"))?;
+        let register = lookup(c_str!("__pid_release_ops_register"))?;
         let unregister = lookup(c_str!("pid_release_ops_unregister"))?;
         let schedule_flush = lookup(c_str!("pid_release_schedule_flush"))?;
         let release_now = lookup(c_str!("pid_release_now"))?;

@@ -13,10 +13,12 @@
 //! gives up and when a pid namespace is torn down, and pids of a dying namespace are never
 //! queued. Unloading stops new arrivals, frees everything queued and waits for the RCU puts.
 
-use crate::{counters::current_cpu, counters::Counters, kernel_api::PidApi};
+use crate::{
+    counters::current_cpu, counters::Counters, kernel_api::PidApi, released_pid::ReleasedPid,
+};
 use core::{
     ffi::c_uint,
-    ptr::{null_mut, NonNull},
+    ptr::null_mut,
     sync::atomic::{AtomicPtr, Ordering},
 };
 use kernel::{bindings, error::to_result, new_spinlock, prelude::*, sync::SpinLock};
@@ -39,18 +41,6 @@ const NR_COUNTERS: usize = FLUSHES + FLUSH_REASONS;
 static STATS: Counters<NR_COUNTERS> = Counters::new();
 /// Since load, for the consistency check at unload; never reset.
 static LIFETIME: Counters<2> = Counters::new();
-
-/// A pid without tasks, on its way to being freed: an owning token, neither `Copy` nor `Clone`,
-/// so a pid cannot be queued or freed twice.
-///
-/// # Invariants
-///
-/// Points to a `struct pid` that the kernel released to this module and that is not freed
-/// yet; only the holder of this token may free it.
-struct ReleasedPid(NonNull<bindings::pid>);
-
-// SAFETY: a released pid belongs to no task any more; freeing it from any CPU is fine.
-unsafe impl Send for ReleasedPid {}
 
 /// Up to `QUEUE_CAP` released pids waiting on one CPU.
 struct Pids {
@@ -102,7 +92,7 @@ impl PidRelease {
         let mut raw = [core::ptr::null_mut::<bindings::pid>(); QUEUE_CAP];
         let mut n: usize = 0;
         for (slot, pid) in raw.iter_mut().zip(pids) {
-            *slot = pid.0.as_ptr();
+            *slot = pid.into_raw();
             n += 1;
         }
         if n == 0 {
@@ -127,7 +117,7 @@ impl PidRelease {
         let now = pids
             .iter()
             .flatten()
-            .any(|p| unsafe { (self.api.release_now)(p.0.as_ptr()) });
+            .any(|p| unsafe { (self.api.release_now)(p.as_ptr()) });
         if self.batch <= 1 || now {
             self.free(pids.into_iter().flatten());
             return;
@@ -209,9 +199,10 @@ fn state<'a>() -> Option<&'a PidRelease> {
 unsafe extern "C" fn release(pids: *mut *mut bindings::pid, n: c_uint) {
     let mut released: [Option<ReleasedPid>; PIDTYPE_MAX] = [const { None }; PIDTYPE_MAX];
     for (i, slot) in released.iter_mut().enumerate().take(n as usize) {
-        // INVARIANT: the kernel released each of these pids to us, once.
         // SAFETY: the caller guarantees `n` readable entries, and `i < n`.
-        *slot = NonNull::new(unsafe { *pids.add(i) }).map(ReleasedPid);
+        let pid = unsafe { *pids.add(i) };
+        // SAFETY: the kernel released each of these pids to us, once.
+        *slot = unsafe { ReleasedPid::new(pid) };
     }
     // Without a registration (which cannot happen) the pids leak, which beats freeing them
     // without knowing how.
@@ -283,8 +274,14 @@ pub(crate) struct Registration {
 
 impl Registration {
     /// Registers with batches of `batch` pids (1 to [`BATCH_MAX`]) that wait at most
-    /// `max_delay_ms`.
-    pub(crate) fn new(api: PidApi, batch: u32, max_delay_ms: u32) -> Result<Self> {
+    /// `max_delay_ms`. `module` provides the ops: if it went away still registered, the kernel
+    /// would detach them before freeing its text.
+    pub(crate) fn new(
+        api: PidApi,
+        batch: u32,
+        max_delay_ms: u32,
+        module: &'static ThisModule,
+    ) -> Result<Self> {
         if !(1..=BATCH_MAX).contains(&batch) {
             return Err(EINVAL);
         }
@@ -314,8 +311,9 @@ impl Registration {
         // SAFETY: not registered yet (type invariant of `Ops`), so nothing reads the table.
         unsafe { (*OPS.0.get()).max_delay_ms = max_delay_ms };
         STATS.reset();
-        // SAFETY: `OPS` is static and valid; `register` is the kernel's function.
-        let ret = unsafe { (state.api.register)(OPS.0.get()) };
+        // SAFETY: `OPS` is static and valid; `register` is the kernel's function, which only
+        // records `module` to detach `OPS` if the module goes away still registered.
+        let ret = unsafe { (state.api.register)(OPS.0.get(), module.as_ptr()) };
         if let Err(e) = to_result(ret) {
             STATE.store(null_mut(), Ordering::Release);
             return Err(e);

@@ -11,18 +11,25 @@ result() { # result <description> <command...>
 loaded() { [ -d /sys/module/forkscale ] && [ "$(cat /sys/module/forkscale/initstate)" = live ]; }
 unloaded() { [ ! -e /sys/module/forkscale ]; }
 not() { ! "$@"; }
+# The kernel log since the last mark, so that a check sees only what its own
+# step logged. The mark is a line of its own in the log: counting lines would
+# go wrong once the log buffer is full and old lines drop out.
+marks=0
+mark() { marks=$((marks + 1)); echo "module_load.sh: mark $marks" > /dev/kmsg; }
+logged() { dmesg | sed -n "/module_load.sh: mark $marks\$/,\$p" | grep -q "$1"; }
 
 # The built-in that rmmod must restore.
 echo locked > /proc/sys/kernel/cgroup_clone_read
 
 echo "TAP version 13"
-echo "1..11"
+echo "1..19"
 result "not loaded before the test" unloaded
 # A kernel without the series: the lookup meets a hook no kernel exports.
+mark
 result "insmod without the hooks fails with ENODEV" sh -c \
 	'! insmod /lib/modules/forkscale_nohooks.ko 2>/tmp/nohooks && grep -q "No such device" /tmp/nohooks'
 result "the failure names the missing hook" \
-	sh -c 'dmesg | grep -q "lacks the forkscale hook cgroup_clone_ops_register_absent"'
+	logged "lacks the forkscale hook cgroup_clone_ops_register_absent"
 result "the failed load changed nothing" sh -c \
 	'[ ! -e /sys/module/forkscale_nohooks ] && grep -qx "impl: locked" /sys/kernel/debug/cgroup_clone/stats'
 result "insmod succeeds" insmod "$ko"
@@ -32,3 +39,22 @@ result "second insmod is refused" not insmod "$ko"
 result "rmmod succeeds" rmmod forkscale
 result "module is gone after rmmod" unloaded
 result "the built-in clone read is back" grep -qx "impl: locked" /sys/kernel/debug/cgroup_clone/stats
+
+# A module whose init fails with both hooks still registered: the kernel must
+# detach them before freeing its text, or the next fork or exit calls into
+# freed memory.
+mark
+result "a module failing its init with hooks registered fails to load" \
+	not insmod /lib/modules/forkscale_leaky.ko
+result "the kernel said it detached the clone read" \
+	logged "cgroup_clone: module forkscale_leaky is going away without unregistering"
+result "the built-in clone read is back after the failed load" \
+	grep -qx "impl: locked" /sys/kernel/debug/cgroup_clone/stats
+result "the kernel said it detached the pid release" \
+	logged "pid_release: module forkscale_leaky is going away without unregistering"
+result "the built-in pid release is back after the failed load" \
+	grep -qx "impl: builtin" /sys/kernel/debug/pid_release/stats
+result "forks and exits after the failed load work" sh -c \
+	'i=0; while [ $i -lt 200 ]; do /bin/true || exit 1; i=$((i + 1)); done'
+result "the hooks are free for the next module" insmod "$ko"
+result "which unloads" rmmod forkscale

@@ -4,8 +4,9 @@
  *
  * Batching keeps a reaped pid in its namespace's idr until the batch is
  * flushed, so a lookup by number finds a struct pid without tasks where stock
- * finds nothing. This prints, for a reaped child, a reaped thread and a reaped
- * process-group leader, the errno of every syscall that resolves a pid number,
+ * finds nothing. This prints, for a reaped child, a reaped thread, a reaped
+ * process-group leader and reaped tasks of a nested pid namespace (by their
+ * numbers inside and outside), the errno of every syscall that resolves a pid number,
  * one "lookup <case> <syscall> <result>" line each. It asserts nothing itself:
  * pid_lookup.sh runs it without the module and under each batching setting and
  * requires the lines to be identical.
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -123,6 +125,47 @@ static void tty_lookup(const char *what, pid_t pgrp)
 		printf("lookup %s tiocspgrp setup-failed-%d\n", what, WEXITSTATUS(status));
 }
 
+/*
+ * Pids of a nested pid namespace: a reaped child of the namespace's init,
+ * looked up by its number inside, and the reaped init, looked up by its
+ * number outside.
+ */
+static void nested_lookups(void)
+{
+	pid_t p = fork();
+
+	if (p == 0) {
+		pid_t init;
+
+		if (unshare(CLONE_NEWPID)) {
+			printf("lookup nested unshare %s\n", strerrorname_np(errno));
+			_exit(1);
+		}
+		init = fork();
+		if (init == 0) {
+			pid_t c = fork();
+
+			if (c == 0) {
+				setpgid(0, 0);
+				_exit(0);
+			}
+			waitpid(c, NULL, 0);
+			/* a /proc of this namespace, for the /proc lookup */
+			if (unshare(CLONE_NEWNS) ||
+			    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+			    mount("proc", "/proc", "proc", 0, NULL))
+				printf("lookup nested_inner mount_proc %s\n",
+				       strerrorname_np(errno));
+			lookups("nested_inner", c, c);
+			_exit(0);
+		}
+		waitpid(init, NULL, 0);
+		lookups("nested_outer", init, init);
+		_exit(0);
+	}
+	waitpid(p, NULL, 0);
+}
+
 static void *thread_fn(void *arg)
 {
 	*(pid_t *)arg = gettid();
@@ -165,6 +208,8 @@ int main(void)
 		usleep(1000);
 	}
 	lookups("thread", tid, getpid());
+
+	nested_lookups();
 
 	/* A pid the caller restores by number: ns_last_pid, then fork. */
 	pid = fork();

@@ -36,6 +36,23 @@ static int pid_stat_impl_is_builtin(void)
 	return strncmp(buf, "impl: builtin\n", 14) ? -ENOENT : 0;
 }
 
+/*
+ * The tasks in the system (threads, kernel threads included), from
+ * /proc/loadavg. At pid exhaustion this is how many pids tasks hold; the test
+ * compares it rather than how many children fit, which a kernel thread
+ * started meanwhile (a new kworker) would change.
+ */
+static int nr_tasks(void)
+{
+	char buf[128];
+	int running, total;
+
+	if (read_file("/proc/loadavg", buf, sizeof(buf)) ||
+	    sscanf(buf, "%*s %*s %*s %d/%d", &running, &total) != 2)
+		return -1;
+	return total;
+}
+
 FIXTURE(pid_max) {
 	char saved[32];
 	pid_t kids[MAX_KIDS];
@@ -62,17 +79,22 @@ FIXTURE_TEARDOWN(pid_max)
 TEST_F_TIMEOUT(pid_max, exhaustion_is_unchanged, 600)
 {
 	int before, with, after, err, i, j, failed = 0;
+	int tasks_before, tasks_with, tasks_after;
 
 	before = fill_pids(self->kids, &err);
+	tasks_before = nr_tasks();
 	EXPECT_EQ(EAGAIN, err);
+	ASSERT_LT(0, tasks_before);
 	kill_kids(self->kids, 0, before);
 
 	/* a long delay: only a flush on pressure can free a batched pid in time */
 	ASSERT_EQ(0, load_module_args("pid_batch=64 pid_max_delay_ms=1000"));
 	ASSERT_EQ(0, write_str(PID_STATS, "0"));
 	with = fill_pids(self->kids, &err);
+	tasks_with = nr_tasks();
 	EXPECT_EQ(EAGAIN, err);
-	EXPECT_EQ(before, with);
+	/* as many pids held by tasks at exhaustion: none lost to a batch */
+	EXPECT_EQ(tasks_before, tasks_with);
 
 	for (i = 0; i < 50; i++) {
 		/* eight exits, then eight forks, at the limit */
@@ -91,8 +113,8 @@ TEST_F_TIMEOUT(pid_max, exhaustion_is_unchanged, 600)
 	}
 	EXPECT_EQ(0, failed);
 	EXPECT_LT(0, pid_stat("flush_pressure"));
-	TH_LOG("%d tasks fit before, %d with the module; %lld pressure flushes",
-	       before, with, pid_stat("flush_pressure"));
+	TH_LOG("exhausted at %d tasks (%d children) before, %d (%d) with the module; %lld pressure flushes",
+	       tasks_before, before, tasks_with, with, pid_stat("flush_pressure"));
 	for (j = 0; j < with; j++)
 		if (self->kids[j] != getpid())
 			kill(self->kids[j], SIGKILL);
@@ -101,9 +123,103 @@ TEST_F_TIMEOUT(pid_max, exhaustion_is_unchanged, 600)
 
 	ASSERT_EQ(0, unload_module());
 	after = fill_pids(self->kids, &err);
+	tasks_after = nr_tasks();
 	EXPECT_EQ(EAGAIN, err);
-	EXPECT_EQ(before, after);
+	EXPECT_EQ(tasks_before, tasks_after);
+	TH_LOG("after unloading: exhausted at %d tasks (%d children)", tasks_after, after);
 	kill_kids(self->kids, 0, after);
+}
+
+/* One racer of exits_racing_forks_at_the_limit: its own slice of the kids. */
+struct racer {
+	pthread_barrier_t *start;
+	pid_t *kids;
+	int n, rounds, eagain, other;
+};
+
+static void *race_exits_and_forks(void *arg)
+{
+	struct racer *r = arg;
+	int i;
+
+	pthread_barrier_wait(r->start);
+	for (i = 0; i < r->rounds; i++) {
+		pid_t *slot = &r->kids[i % r->n];
+
+		kill(*slot, SIGKILL);
+		waitpid(*slot, NULL, 0);
+		*slot = fork();
+		if (*slot == 0) {
+			pause();
+			_exit(0);
+		}
+		if (*slot < 0) {
+			if (errno == EAGAIN)
+				r->eagain++;
+			else
+				r->other++;
+			*slot = getpid(); /* not killed */
+			break;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * At the limit, two threads (on both vCPUs) each reap one of their children
+ * and fork a replacement, thousands of times. Every fork follows the reap of
+ * a child of the same thread, so stock never fails one; with the freed pids
+ * waiting in batches, a fork that finds no pid must flush them and succeed,
+ * even while the other CPU's flush or exit is in flight.
+ */
+TEST_F_TIMEOUT(pid_max, exits_racing_forks_at_the_limit, 600)
+{
+	pthread_barrier_t start;
+	struct racer r[2];
+	pthread_t t[2];
+	int n, err, i;
+
+	ASSERT_EQ(0, load_module_args("pid_batch=64 pid_max_delay_ms=1000"));
+	ASSERT_EQ(0, write_str(PID_STATS, "0"));
+	/* Threads take pids too: create them before the pids run out. */
+	ASSERT_EQ(0, pthread_barrier_init(&start, NULL, 3));
+	for (i = 0; i < 2; i++) {
+		r[i] = (struct racer){ .start = &start, .kids = self->kids + i * 8, .n = 8,
+				       .rounds = 1500 };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, race_exits_and_forks, &r[i]));
+	}
+	n = fill_pids(self->kids, &err);
+	if (err != EAGAIN || n < 18)
+		r[0].rounds = r[1].rounds = 0; /* no slices to race on */
+	else
+		/*
+		 * Two pids of headroom for a kernel thread that starts meanwhile,
+		 * which would make stock fail a fork too; the reaped pids that
+		 * batches hold use it up within a few rounds.
+		 */
+		kill_kids(self->kids, n - 2, n);
+	if (n >= 2)
+		self->kids[n - 2] = self->kids[n - 1] = getpid(); /* reaped */
+	pthread_barrier_wait(&start);
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&start);
+	ASSERT_EQ(EAGAIN, err);
+	ASSERT_LE(18, n);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0, r[i].eagain) TH_LOG("racer %d: EAGAIN", i);
+		EXPECT_EQ(0, r[i].other) TH_LOG("racer %d: another error", i);
+	}
+	/* the batches were really in the way: forks at the limit had to flush */
+	EXPECT_LT(100, pid_stat("flush_pressure"));
+	TH_LOG("3000 exits raced forks at the limit (%d tasks): %d + %d EAGAIN, %lld pressure flushes",
+	       n, r[0].eagain, r[1].eagain, pid_stat("flush_pressure"));
+	for (i = 0; i < n; i++)
+		if (self->kids[i] != getpid())
+			kill(self->kids[i], SIGKILL);
+	while (waitpid(-1, NULL, 0) > 0)
+		;
+	EXPECT_EQ(0, unload_module());
 }
 
 /* After a burst of exits every pid is freed within the maximum delay. */
@@ -132,6 +248,61 @@ TEST(reuse_within_max_delay)
 	EXPECT_LT(0, pid_stat("flush_timer"));
 	TH_LOG("40 exits: none pending %.0f ms later (max delay %d ms, TCG slack %d ms)",
 	       now_ms() - t0, delay_ms, slack_ms);
+	EXPECT_EQ(0, unload_module());
+}
+
+static pid_t clone3_set_tid(pid_t tid)
+{
+	struct clone_args args = {
+		.exit_signal = SIGCHLD,
+		.set_tid = (uint64_t)(uintptr_t)&tid,
+		.set_tid_size = 1,
+	};
+
+	return syscall(__NR_clone3, &args, sizeof(args));
+}
+
+/*
+ * clone3(set_tid) asks for the number of a child just reaped, as a restore
+ * does. Stock frees the number at the reap, so the clone succeeds; with the
+ * number still in a batch (a 1 s delay) the kernel must flush and retry
+ * instead of failing with EEXIST. Each round checks that the pid really was
+ * pending at the clone, so the flush path is what gets tested.
+ */
+TEST(set_tid_reuses_a_batched_pid)
+{
+	int i, reused = 0, pending_at_clone = 0;
+
+	unload_module();
+	ASSERT_EQ(0, load_module_args("pid_batch=64 pid_max_delay_ms=1000"));
+	ASSERT_EQ(0, write_str(PID_STATS, "0"));
+	for (i = 0; i < 20; i++) {
+		pid_t p = fork(), q;
+
+		if (p == 0)
+			_exit(0);
+		ASSERT_LT(0, p);
+		ASSERT_EQ(p, waitpid(p, NULL, 0));
+		pending_at_clone += pid_stat("pending") > 0;
+		q = clone3_set_tid(p);
+		if (q == 0)
+			_exit(0);
+		EXPECT_EQ(p, q) TH_LOG("round %d: clone3(set_tid=%d): %s", i, p,
+				       q < 0 ? strerror(errno) : "another pid");
+		if (q > 0) {
+			waitpid(q, NULL, 0);
+			reused += q == p;
+		}
+	}
+	EXPECT_EQ(20, reused);
+	/*
+	 * The timer may free a pid before its clone, but not in most rounds:
+	 * most clones must have met the pid in a batch and flushed.
+	 */
+	EXPECT_LT(10, pending_at_clone);
+	EXPECT_LT(10, pid_stat("flush_pressure"));
+	TH_LOG("20 reaped pids asked for again by set_tid: %d reused, %d were batched, %lld pressure flushes",
+	       reused, pending_at_clone, pid_stat("flush_pressure"));
 	EXPECT_EQ(0, unload_module());
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Misuses of the seqcount API must not compile, each with the error that names
-# the rule, while the correct use (the control) must.
+# Misuses of the seqcount API and of the module's ReleasedPid must not compile,
+# each with the error that names the rule, while the correct uses (the controls)
+# must.
 #   compile_fail.sh <kdir> <workdir>
 set -uo pipefail
 kdir=$1 work=$2
@@ -13,6 +14,8 @@ build() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	cp "$src/$1.rs" "$dir/"
+	# The ReleasedPid tests include the module's own file.
+	cp "$top/rust/released_pid.rs" "$dir/"
 	echo "obj-m := $1.o" > "$dir/Kbuild"
 	"$top/scripts/kbuild-module.sh" "$kdir" "$dir" modules > "$work/$1.log" 2>&1
 }
@@ -38,3 +41,11 @@ must_fail() {
 must_fail seqcount_write_without_lock E0599 "a seqcount write section without the lock"
 must_fail seqcount_write_nested E0499 "a nested seqcount write section"
 must_fail seqlock_of_reference E0277 "a SeqLock of a reference"
+
+if build released_pid_once; then
+	echo "ok host: compile-fail control: a ReleasedPid given up once builds"
+else
+	echo "not ok host: compile-fail control: a ReleasedPid given up once builds"
+	tail -n 20 "$work/released_pid_once.log" | sed 's/^/# /'
+fi
+must_fail released_pid_twice E0382 "a ReleasedPid given up twice"

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# `make conformance`: lookups by number of reaped pids (pid_lookup) must give
+# userspace on the series, without the module and under each of its batching
+# settings, exactly what they give on stock 7.3. Boots the stock and the
+# series debug kernels once each (run-conformance in the guest) and compares
+# every setting's lines with stock's, as TAP lines.
+#   conformance.sh <stock bzImage> <series bzImage> <initramfs> <outdir>
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+stock=$1 series=$2 initrd=$3 out=$4
+rm -rf "$out"
+mkdir -p "$out"
+
+boot() { # <name> <bzImage>
+	"$top/qemu/run-vm.sh" "$2" "$initrd" "$out/$1" conformance 2> "$out/$1.err" ||
+		{ echo "not ok conformance: the $1 kernel boots and runs pid_lookup"; sed 's/^/# /' "$out/$1.err" | tail -n 20; exit 1; }
+	grep -a '^conformance-boot ' "$out/$1/results.log" | sed 's/^/# /'
+}
+lines() { # <name> <setting>
+	sed -n "s/^conformance setting=$2 //p" "$out/$1/results.log"
+}
+
+boot stock "$stock"
+boot series "$series"
+lines stock none > "$out/stock.txt"
+n=0 failed=0
+check() { # <description> <file>
+	n=$((n + 1))
+	if [ -s "$2" ] && diff -u "$out/stock.txt" "$2" > "$2.diff"; then
+		echo "ok conformance: $1"
+	else
+		echo "not ok conformance: $1"
+		sed 's/^/# /' "$2.diff" 2>/dev/null | head -n 20
+		failed=1
+	fi
+}
+[ -s "$out/stock.txt" ] || { echo "not ok conformance: stock 7.3 printed no lookups"; exit 1; }
+echo "# stock 7.3: $(wc -l < "$out/stock.txt") lookups"
+lines series none > "$out/none.txt"
+check "the series without the module looks pids up as stock 7.3 does" "$out/none.txt"
+for s in $(sed -n 's/^conformance setting=\([^ ]*\) .*/\1/p' "$out/series/results.log" | grep -v '^none$' | uniq); do
+	lines series "$s" > "$out/$s.txt"
+	check "the module with $s looks pids up as stock 7.3 does" "$out/$s.txt"
+done
+grep -a '^conformance-error' "$out/series/results.log" | sed 's/^/not ok conformance: /' | grep . && failed=1
+[ $n -ge 5 ] || { echo "not ok conformance: only $n settings reported"; failed=1; }
+exit $failed
