@@ -26,11 +26,13 @@ VARIANT_TEXT = {
     "module": "series + module (clone read and pid batching)",
     "module_nobatch": "series + module, pid_batch=0",
 }
-WORKLOADS = ["threadspawn", "forkexit", "clone_processes", "migrate_pingpong"]
+WORKLOADS = ["threadspawn", "forkexit", "clone_processes", "pgrp_exit", "migrate_pingpong"]
 WORKLOAD_TEXT = {
     "threadspawn": "pthread_create + pthread_join per task (will-it-scale threadspawn1)",
     "forkexit": "fork + _exit + waitpid per task",
     "clone_processes": "clone(CLONE_VM | SIGCHLD) + waitpid per task",
+    "pgrp_exit": "a process-group leader and one member; the leader exits first, so the "
+                 "member's exit frees two pids (its own and the group's)",
     "migrate_pingpong": "one task writes itself to cgroup A, then B, alternately",
 }
 LOCKS = ["css_set_lock", "tasklist_lock", "pidmap_lock", "css_set_clone_lock"]
@@ -453,16 +455,23 @@ def cover_summary(path):
            "Lock acquisitions per thread create+exit (threadspawn, LOCK_STAT):", ""]
     smps = sorted({r["smp"] for r in summary["records"]})
     for smp in smps:
-        out.append(f"  {smp} vCPUs     css_set_lock tasklist_lock pidmap_lock   ops/s vs stock")
+        out.append(f"  {smp} vCPUs     css_set_lock tasklist_lock pidmap_lock")
         for v in VARIANTS:
             r = find(summary, smp, v, "threadspawn")
             if not r:
                 continue
             locks = [r["locks"].get(lk, {}).get("acquisitions_per_op") for lk in LOCKS[:3]]
             cells = "".join(f"{x:13.2f}" if x is not None else f"{'-':>13}" for x in locks)
-            ratio = r.get("ratio_to_stock")
-            out.append(f"  {v:<15}{cells}   {ratio:8.3f}" if ratio else f"  {v:<15}{cells}")
+            out.append(f"  {v:<15}{cells}")
         out.append("")
+        pg = {v: find(summary, smp, v, "pgrp_exit") for v in ("stock", "locked")}
+        pg = {v: r["locks"].get("pidmap_lock", {}).get("acquisitions_per_op")
+              for v, r in pg.items() if r}
+        if len(pg) == 2 and None not in pg.values():
+            out.append("  pidmap_lock per pgrp_exit operation (two pids allocated, then a")
+            out.append(f"  leader's and a member's freed): stock {pg['stock']:.2f},")
+            out.append(f"  series {pg['locked']:.2f} (free_pids() batching alone).")
+            out.append("")
         mod = find(summary, smp, "module", "threadspawn")
         if mod and mod.get("clone_read") and mod.get("pid_release"):
             cr, pr = mod["clone_read"], mod["pid_release"]
