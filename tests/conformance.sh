@@ -11,17 +11,19 @@ stock=$1 series=$2 initrd=$3 out=$4
 rm -rf "$out"
 mkdir -p "$out"
 
-boot() { # <name> <bzImage>
+boot() { # <name> <bzImage> <yes|no: has the series>
 	"$top/qemu/run-vm.sh" "$2" "$initrd" "$out/$1" conformance 2> "$out/$1.err" ||
 		{ echo "not ok conformance: the $1 kernel boots and runs pid_lookup"; sed 's/^/# /' "$out/$1.err" | tail -n 20; exit 1; }
 	grep -a '^conformance-boot ' "$out/$1/results.log" | sed 's/^/# /'
+	grep -aq "^conformance-boot .* series=$3\$" "$out/$1/results.log" ||
+		{ echo "not ok conformance: the $1 kernel is what it should be (series=$3)"; exit 1; }
 }
 lines() { # <name> <setting>
 	sed -n "s/^conformance setting=$2 //p" "$out/$1/results.log"
 }
 
-boot stock "$stock"
-boot series "$series"
+boot stock "$stock" no
+boot series "$series" yes
 lines stock none > "$out/stock.txt"
 n=0 failed=0
 check() { # <description> <file>

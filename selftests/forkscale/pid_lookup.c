@@ -22,6 +22,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <linux/sched.h>
+#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -211,7 +213,38 @@ int main(void)
 
 	nested_lookups();
 
-	/* A pid the caller restores by number: ns_last_pid, then fork. */
+	/*
+	 * A pid the caller restores by number, as CRIU does: clone3() with
+	 * set_tid, which needs no CONFIG_CHECKPOINT_RESTORE.
+	 */
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	{
+		struct clone_args args = {
+			.exit_signal = SIGCHLD,
+			.set_tid = (uint64_t)(uintptr_t)&pid,
+			.set_tid_size = 1,
+		};
+		pid_t again = syscall(SYS_clone3, &args, sizeof(args));
+
+		if (again == 0)
+			_exit(0);
+		if (again < 0) {
+			printf("lookup restore set_tid %s\n", strerrorname_np(errno));
+		} else {
+			waitpid(again, NULL, 0);
+			printf("lookup restore set_tid_gets_same_pid %s\n",
+			       again == pid ? "yes" : "no");
+		}
+	}
+
+	/*
+	 * The same through ns_last_pid, then fork. The sysctl exists only with
+	 * CONFIG_CHECKPOINT_RESTORE, which the forkscale flavours lack: then
+	 * this prints ENOENT everywhere.
+	 */
 	pid = fork();
 	if (pid == 0)
 		_exit(0);
