@@ -38,6 +38,7 @@ impl ReleasedPid {
 
     /// Gives the pid up for freeing: the token is consumed, and the caller must free it.
     #[inline]
+    #[must_use = "the pid must be freed, or it is lost"]
     pub(crate) fn into_raw(self) -> *mut bindings::pid {
         self.0.as_ptr()
     }

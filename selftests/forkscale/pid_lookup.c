@@ -128,14 +128,21 @@ static void tty_lookup(const char *what, pid_t pgrp)
 }
 
 /*
- * Pids of a nested pid namespace: a reaped child of the namespace's init,
- * looked up by its number inside, and the reaped init, looked up by its
- * number outside.
+ * A reaped child of a nested pid namespace's init, looked up by its number
+ * inside the namespace and by its number outside, while the namespace is
+ * still alive (its teardown would free every queued pid of it at once).
  */
 static void nested_lookups(void)
 {
-	pid_t p = fork();
+	int outer[2], ready[2], done[2];
+	pid_t p, c_outer = -1;
+	char byte = 0;
 
+	if (pipe(outer) || pipe(ready) || pipe(done)) {
+		printf("lookup nested pipe %s\n", strerrorname_np(errno));
+		return;
+	}
+	p = fork();
 	if (p == 0) {
 		pid_t init;
 
@@ -148,8 +155,15 @@ static void nested_lookups(void)
 			pid_t c = fork();
 
 			if (c == 0) {
+				/* /proc is still the outer one: "self" is the outer number */
+				char link[32] = "";
+				pid_t me;
+
 				setpgid(0, 0);
-				_exit(0);
+				if (readlink("/proc/self", link, sizeof(link) - 1) < 0)
+					_exit(1);
+				me = atoi(link);
+				_exit(write(outer[1], &me, sizeof(me)) == sizeof(me) ? 0 : 1);
 			}
 			waitpid(c, NULL, 0);
 			/* a /proc of this namespace, for the /proc lookup */
@@ -159,13 +173,28 @@ static void nested_lookups(void)
 				printf("lookup nested_inner mount_proc %s\n",
 				       strerrorname_np(errno));
 			lookups("nested_inner", c, c);
+			/* keep the namespace alive for the outer lookups */
+			if (write(ready[1], &byte, 1) != 1 || read(done[0], &byte, 1) != 1)
+				_exit(1);
 			_exit(0);
 		}
 		waitpid(init, NULL, 0);
-		lookups("nested_outer", init, init);
 		_exit(0);
 	}
+	if (read(outer[0], &c_outer, sizeof(c_outer)) != sizeof(c_outer) ||
+	    read(ready[0], &byte, 1) != 1)
+		printf("lookup nested_outer setup-failed\n");
+	else
+		lookups("nested_outer", c_outer, c_outer);
+	if (write(done[1], &byte, 1) != 1)
+		printf("lookup nested_outer release-failed\n");
 	waitpid(p, NULL, 0);
+	close(outer[0]);
+	close(outer[1]);
+	close(ready[0]);
+	close(ready[1]);
+	close(done[0]);
+	close(done[1]);
 }
 
 static void *thread_fn(void *arg)

@@ -11,7 +11,7 @@ mkdir -p $out
 settings="pid_batch=1 pid_batch=32 pid_batch=64 pid_batch=64,pid_max_delay_ms=1000"
 
 echo "TAP version 13"
-echo "1..$(echo $settings | wc -w)"
+echo "1..$(($(echo $settings | wc -w) + 1))"
 # "# " lines are notes (pids pending in batches), not compared.
 $bin 2>&1 | grep -v '^# ' > $out/stock
 n=0
@@ -30,3 +30,12 @@ for s in $settings; do
 		sed 's/^/# /' "$out/$s.diff"
 	fi
 done
+# The comparison means something only if lookups met pids waiting in batches:
+# with a 1 s delay, and the lookups following each reap at once, they must.
+n=$((n + 1))
+s=pid_batch=64,pid_max_delay_ms=1000
+if grep -qE '^# [a-z_]+: pending: [1-9]' "$out/$s.raw" 2>/dev/null; then
+	echo "ok $n lookups under $s met pids waiting in batches"
+else
+	echo "not ok $n lookups under $s met pids waiting in batches"
+fi

@@ -17,6 +17,12 @@ listed() {
 	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$list" | sort -u
 }
 
+# The list is the debug flavour's: without KASAN, memcpy and memset are C
+# imports of their own rather than instrumented calls.
+if [ "${FLAVOR:-debug}" != debug ]; then
+	echo "ok host: forkscale.ko imports exactly tests/module-imports.txt # SKIP FLAVOR=$FLAVOR, the list is the debug flavour's"
+	exit 0
+fi
 if ! nm -u "$ko" > /dev/null 2>&1; then
 	echo "not ok host: forkscale.ko imports exactly tests/module-imports.txt (cannot read $ko)"
 	exit 1
