@@ -2,7 +2,7 @@
 
 //! Control for `released_pid_twice.rs`: the module's `ReleasedPid` given up once builds.
 
-#[path = "released_pid.rs"]
+#[path = "../../rust/released_pid.rs"]
 mod released_pid;
 
 use kernel::{bindings, prelude::*};

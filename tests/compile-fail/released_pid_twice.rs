@@ -2,7 +2,7 @@
 
 //! Must not compile: a `ReleasedPid` given up twice, which would free its pid twice.
 
-#[path = "released_pid.rs"]
+#[path = "../../rust/released_pid.rs"]
 mod released_pid;
 
 use kernel::{bindings, prelude::*};

@@ -12,11 +12,12 @@ src=$top/tests/compile-fail
 build() {
 	local dir=$work/$1
 	rm -rf "$dir"
-	mkdir -p "$dir"
-	cp "$src/$1.rs" "$dir/"
-	# The ReleasedPid tests include the module's own file.
-	cp "$top/rust/released_pid.rs" "$dir/"
-	echo "obj-m := $1.o" > "$dir/Kbuild"
+	# The repository's layout, so that the ReleasedPid tests find the module's
+	# own file where their #[path] (and rustfmt, in make lint) says it is.
+	mkdir -p "$dir/tests/compile-fail" "$dir/rust"
+	cp "$src/$1.rs" "$dir/tests/compile-fail/"
+	cp "$top/rust/released_pid.rs" "$dir/rust/"
+	echo "obj-m := tests/compile-fail/$1.o" > "$dir/Kbuild"
 	"$top/scripts/kbuild-module.sh" "$kdir" "$dir" modules > "$work/$1.log" 2>&1
 }
 
