@@ -193,6 +193,17 @@ build() {
 		return 0
 	fi
 	mkdir -p "$out"
+	# One build per directory: a second caller (say, `kernel.sh headers` while
+	# `make kernel` runs) waits for the first, then finds it done. Two makes in
+	# one O= directory once left a build marked done without its vmlinux.
+	local lock
+	exec {lock}> "$out.lock"
+	flock "$lock"
+	if [ -f "$out/.done" ]; then
+		exec {lock}>&-
+		echo "$out"
+		return 0
+	fi
 	log "building FLAVOR=$FLAVOR in $out (series $(series_hash))"
 	local start=$SECONDS
 	"${KMAKE[@]}" -C "$src" O="$out" -s tinyconfig >&2
