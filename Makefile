@@ -38,7 +38,7 @@ selftests: kernel
 initramfs: module selftests
 	@mkdir -p $(dir $(INITRD))
 	@qemu/mkinitramfs.sh $(INITRD) $(OUT)/selftests rust/forkscale.ko \
-		$(KDIR)/samples/rust/rust_seqlock.ko tests/modules/forkscale_nohooks.ko \
+		$(KDIR)/samples/rust/rust_seqlock.ko \
 		tests/modules/forkscale_leaky.ko
 
 run: initramfs

@@ -8,19 +8,17 @@
 //! exact either way.
 
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use kernel::bindings;
+use kernel::{bindings, task::Task};
 
 const SLOTS: usize = bindings::NR_CPUS as usize;
 
 /// The CPU the current task last ran on (`task_cpu(current)`), at most `NR_CPUS - 1`.
 pub(crate) fn current_cpu() -> usize {
-    // SAFETY: `get_current()` returns the running task, which stays valid while it runs this
-    // code. `thread_info.cpu` is an aligned word that the scheduler may rewrite, so it is read
-    // once, like `READ_ONCE()`, without forming a reference.
-    let cpu = unsafe {
-        let task = bindings::get_current();
-        core::ptr::read_volatile(core::ptr::addr_of!((*task).thread_info.cpu))
-    };
+    let task = Task::current_raw();
+    // SAFETY: `task` is the running task, which stays valid while it runs this code.
+    // `thread_info.cpu` is an aligned word that the scheduler may rewrite, so it is read once,
+    // like `READ_ONCE()`, without forming a reference.
+    let cpu = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*task).thread_info.cpu)) };
     cpu as usize % SLOTS
 }
 

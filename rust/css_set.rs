@@ -1,13 +1,62 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `struct css_set` as the clone read sees it: first possibly dying under RCU, then pinned.
+//! `struct css_set` as the clone read sees it: current's, read under RCU and possibly dying,
+//! then pinned as a counted [`ARef<CssSet>`].
 
-use crate::kernel_api::{CloneApi, PutCssSetFn};
+use crate::clone_hook::ForkContext;
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{
     bindings,
-    sync::{rcu, Refcount},
+    sync::{
+        aref::{ARef, AlwaysRefCounted},
+        rcu, Refcount,
+    },
+    task::Task,
+    types::Opaque,
 };
+
+/// A `struct css_set`, kept alive by its reference count.
+///
+/// # Invariants
+///
+/// A `CssSet` is only ever reached by reference or through an [`ARef`], and wraps a live
+/// `css_set`.
+#[repr(transparent)]
+pub(crate) struct CssSet(Opaque<bindings::css_set>);
+
+impl CssSet {
+    /// The css_set's reference count.
+    #[inline]
+    fn refcount(&self) -> &Refcount {
+        // SAFETY: the css_set is live (type invariant), so its `refcount` field is valid memory
+        // for as long as `self` is borrowed. `Refcount` is a `repr(transparent)` wrapper of
+        // `refcount_t`, so the field may be used as one; it is only touched atomically.
+        unsafe { &*core::ptr::addr_of!((*self.0.get()).refcount).cast::<Refcount>() }
+    }
+
+    /// Hands the reference to C, which puts it.
+    #[inline]
+    pub(crate) fn into_raw(this: ARef<Self>) -> *mut bindings::css_set {
+        ARef::into_raw(this).as_ptr().cast()
+    }
+}
+
+// SAFETY: a css_set lives while its reference count is non-zero. `inc_ref` adds a reference
+// like `get_css_set()`, and `dec_ref` puts one with `put_css_set()`, which frees the css_set
+// on the last put. Both are atomic, so either may run on any CPU.
+unsafe impl AlwaysRefCounted for CssSet {
+    #[inline]
+    fn inc_ref(&self) {
+        self.refcount().inc();
+    }
+
+    #[inline]
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: the caller owns a reference on the css_set and gives it up here; the hook's
+        // `cgroup_clone_put_cset()` is `put_css_set()`.
+        unsafe { bindings::cgroup_clone_put_cset(obj.as_ptr().cast()) };
+    }
+}
 
 /// Current's css_set as read under RCU. Its memory stays valid for `'rcu`, but it may already
 /// have dropped its last reference if current migrated meanwhile.
@@ -23,15 +72,14 @@ pub(crate) struct CurrentCssSet<'rcu> {
 impl<'rcu> CurrentCssSet<'rcu> {
     /// Reads `current->cgroups`, like `task_css_set(current)`.
     ///
-    /// Returns `None` only for a task without a css_set, which a forking task never is.
+    /// Returns `None` only for a task without a css_set, which a forking task never is:
+    /// `cgroup_fork()` gave it one.
     pub(crate) fn read(_rcu: &'rcu rcu::Guard) -> Option<Self> {
-        // SAFETY: `get_current()` returns the running task, valid while it runs. `cgroups` is
-        // an RCU-protected pointer that migrations rewrite, so it is loaded once, like
-        // `rcu_dereference()`, without forming a reference to it.
-        let ptr = unsafe {
-            let task = bindings::get_current();
-            core::ptr::read_volatile(core::ptr::addr_of!((*task).cgroups))
-        };
+        let task = Task::current_raw();
+        // SAFETY: `task` is the running task, valid while it runs. `cgroups` is an RCU-protected pointer that
+        // migrations rewrite, so it is loaded once, like `rcu_dereference()`, without forming
+        // a reference to it.
+        let ptr = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*task).cgroups)) };
         // INVARIANT: read just now, and `_rcu` proves the read-side section.
         Some(Self {
             ptr: NonNull::new(ptr)?,
@@ -42,57 +90,43 @@ impl<'rcu> CurrentCssSet<'rcu> {
     /// The `kill_seq` of the css_set's default-hierarchy cgroup, read once.
     pub(crate) fn kill_seq(&self) -> u32 {
         // SAFETY: by the type invariant the css_set's memory is valid during the RCU section.
-        // Its `dfl_cgrp` is set at creation and never changes, and a cgroup is freed only
-        // after a grace period, so it is valid too. `kill_seq` is written with `WRITE_ONCE()`
-        // under `css_set_lock` and read here once, like `READ_ONCE()`.
-        unsafe {
-            let cgrp = (*self.ptr.as_ptr()).dfl_cgrp;
-            core::ptr::read_volatile(core::ptr::addr_of!((*cgrp).kill_seq))
-        }
+        // Its `dfl_cgrp` is set at creation and never changes.
+        let cgrp = unsafe { (*self.ptr.as_ptr()).dfl_cgrp };
+        // SAFETY: a cgroup is freed only after a grace period, so `cgrp` is valid during the
+        // RCU section too. `kill_seq` is written with `WRITE_ONCE()` under `css_set_lock` and
+        // read here once, like `READ_ONCE()`.
+        unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*cgrp).kill_seq)) }
     }
 
-    /// Takes a reference unless the css_set is already dying (`refcount_inc_not_zero()`). The
-    /// reference is put with `api`'s `cgroup_clone_put_cset()`, the only valid put for it.
-    pub(crate) fn try_get(&self, api: &CloneApi) -> Option<CssSetRef> {
-        // SAFETY: by the type invariant the css_set, and so its refcount, is valid memory for
-        // the RCU section, which outlives this borrow. `Refcount` is a `repr(transparent)`
-        // wrapper of `refcount_t`, so the field may be used as one.
-        let refcount =
-            unsafe { &*core::ptr::addr_of!((*self.ptr.as_ptr()).refcount).cast::<Refcount>() };
-        if !refcount.inc_not_zero() {
+    /// The css_set's reference count, which may already be zero.
+    #[inline]
+    fn refcount(&self) -> &Refcount {
+        // SAFETY: by the type invariant the css_set is valid memory for `'rcu`, which this
+        // borrow cannot outlive, even if it is dying. `Refcount` is a `repr(transparent)`
+        // wrapper of `refcount_t`, and the field is only touched atomically.
+        unsafe { &*core::ptr::addr_of!((*self.ptr.as_ptr()).refcount).cast::<Refcount>() }
+    }
+
+    /// Takes a reference unless the css_set is already dying (`refcount_inc_not_zero()`).
+    pub(crate) fn try_get(&self) -> Option<ARef<CssSet>> {
+        if !self.refcount().inc_not_zero() {
             return None;
         }
-        // INVARIANT: the increment above is the reference that `CssSetRef` owns.
-        Some(CssSetRef {
-            ptr: self.ptr,
-            put: api.put_cset,
-        })
+        // SAFETY: the css_set is live, and the increment above is a reference that the `ARef`
+        // now owns. `CssSet` is a `repr(transparent)` wrapper of `css_set`.
+        Some(unsafe { ARef::from_raw(self.ptr.cast::<CssSet>()) })
     }
-}
 
-/// A counted reference to a css_set; dropping it puts the reference.
-///
-/// # Invariants
-///
-/// The object owns one reference on the css_set at `ptr`, and `put` is `cgroup_clone_put_cset()`.
-pub(crate) struct CssSetRef {
-    ptr: NonNull<bindings::css_set>,
-    put: PutCssSetFn,
-}
-
-impl CssSetRef {
-    /// Hands the reference to C, which puts it.
-    pub(crate) fn into_raw(self) -> *mut bindings::css_set {
-        let ptr = self.ptr.as_ptr();
-        core::mem::forget(self);
-        ptr
-    }
-}
-
-impl Drop for CssSetRef {
-    fn drop(&mut self) {
-        // SAFETY: by the type invariant we own a reference on `ptr` and `put` puts it; the
-        // reference is not used again.
-        unsafe { (self.put)(self.ptr.as_ptr()) };
+    /// Takes a reference on a css_set that cannot be dying: in `ctx`, no task can change
+    /// current's css_set, and current holds a reference on it.
+    pub(crate) fn get_pinned(&self, _ctx: &ForkContext) -> ARef<CssSet> {
+        // SAFETY: a lockdep check with no precondition.
+        unsafe { bindings::cgroup_clone_assert_pinned() };
+        // SAFETY: in `ctx` current's css_set cannot change and current holds a reference on
+        // it, so it is live for this borrow (the invariant of `CssSet`), which cannot outlive
+        // `'rcu`. `CssSet` is a `repr(transparent)` wrapper of `css_set`.
+        let cset = unsafe { &*self.ptr.as_ptr().cast::<CssSet>() };
+        // A plain increment, like `get_css_set()`: the count cannot be zero.
+        ARef::from(cset)
     }
 }

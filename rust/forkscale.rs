@@ -5,20 +5,24 @@
 //! On load the module
 //!
 //! - replaces the kernel's clone-time css_set read (`cgroup_css_set_fork()`) with a lockless
-//!   one built on the Rust seqcount, RCU and refcount abstractions ([`clone_read`]);
+//!   one built on the Rust seqcount, RCU and refcount abstractions, or with `clone_read=1`
+//!   with the one that relies on the threadgroup rwsem ([`clone_read`]);
 //! - frees the pids of exiting tasks in batches, under one `pidmap_lock` acquisition per batch
 //!   ([`pid_release`]), unless `pid_batch=0`.
 //!
-//! On unload the kernel's built-ins come back. The hooks are in the forkscale kernel series;
-//! on a kernel without them the load fails with a message saying so.
+//! On unload the kernel's built-ins come back. The hooks are in the forkscale kernel series
+//! and linked directly: on a kernel without them the module loader refuses the load and logs
+//! each missing symbol.
 
+mod clone_hook;
 mod clone_read;
 mod counters;
 mod css_set;
-mod kernel_api;
+mod pid_hook;
 mod pid_release;
 mod released_pid;
 
+use clone_read::{PinnedRead, SeqcountRead};
 use kernel::prelude::*;
 
 module! {
@@ -27,10 +31,12 @@ module! {
     authors: ["forkscale developers"],
     description: "Scalable fork/exit paths for cgroup css_set pinning and pid freeing",
     license: "GPL",
-    // The hooks are exported in these namespaces. The module looks them up by name rather
-    // than linking them, but declares the imports that a direct user would need.
     imports_ns: ["CGROUP_CLONE", "PID_RELEASE"],
     params: {
+        clone_read: u32 {
+            default: 0,
+            description: "the clone read: 0 the seqcount (the reference), 1 pinned by the threadgroup rwsem",
+        },
         pid_batch: u32 {
             default: 32,
             description: "pids freed per pidmap_lock acquisition: 0 off, 1 per exiting task, up to 64 across tasks",
@@ -42,15 +48,32 @@ module! {
     },
 }
 
+/// The registered clone read, of the type `clone_read` chose.
+enum CloneReadRegistration {
+    Seqcount {
+        _reg: Pin<KBox<clone_hook::Registration<SeqcountRead>>>,
+    },
+    Pinned {
+        _reg: Pin<KBox<clone_hook::Registration<PinnedRead>>>,
+    },
+}
+
 struct Forkscale {
-    clone_read: Option<clone_read::Registration>,
-    pid_release: Option<pid_release::Registration>,
+    // Dropped in declaration order: pid release first, the reverse of registration.
+    _pid_release: Option<Pin<KBox<pid_hook::Registration<pid_release::Batcher>>>>,
+    _clone_read: CloneReadRegistration,
 }
 
 impl kernel::Module for Forkscale {
     fn init(module: &'static ThisModule) -> Result<Self> {
+        let read = module_parameters::clone_read.value();
         let batch = module_parameters::pid_batch.value();
         let delay = module_parameters::pid_max_delay_ms.value();
+        // Check everything before changing anything.
+        if read > 1 {
+            pr_err!("clone_read={} is out of range 0..=1\n", read);
+            return Err(EINVAL);
+        }
         if batch > pid_release::BATCH_MAX {
             pr_err!(
                 "pid_batch={} is out of range 0..={}\n",
@@ -63,32 +86,33 @@ impl kernel::Module for Forkscale {
             pr_err!("pid_max_delay_ms={} is out of range 1..=1000\n", delay);
             return Err(EINVAL);
         }
-        // Look everything up before changing anything.
-        let clone_api = kernel_api::CloneApi::lookup()?;
-        let pid_api = kernel_api::PidApi::lookup()?;
 
-        let clone_read = clone_read::Registration::new(clone_api, module).inspect_err(|e| {
-            pr_err!("cannot take over the clone read: {:?}\n", e);
-        })?;
+        let clone_read = match read {
+            0 => KBox::pin_init(
+                clone_hook::Registration::new(SeqcountRead::new(), module),
+                GFP_KERNEL,
+            )
+            .map(|_reg| CloneReadRegistration::Seqcount { _reg }),
+            _ => KBox::pin_init(
+                clone_hook::Registration::new(PinnedRead::new(), module),
+                GFP_KERNEL,
+            )
+            .map(|_reg| CloneReadRegistration::Pinned { _reg }),
+        }
+        .inspect_err(|e| pr_err!("cannot take over the clone read: {:?}\n", e))?;
         let pid_release = match batch {
             0 => None,
             _ => Some(
-                pid_release::Registration::new(pid_api, batch, delay, module).inspect_err(|e| {
-                    pr_err!("cannot take over pid freeing: {:?}\n", e);
-                })?,
+                KBox::pin_init(
+                    pid_hook::Registration::new(pid_release::Batcher::new(batch)?, delay, module),
+                    GFP_KERNEL,
+                )
+                .inspect_err(|e| pr_err!("cannot take over pid freeing: {:?}\n", e))?,
             ),
         };
         Ok(Forkscale {
-            clone_read: Some(clone_read),
-            pid_release,
+            _pid_release: pid_release,
+            _clone_read: clone_read,
         })
-    }
-}
-
-impl Drop for Forkscale {
-    fn drop(&mut self) {
-        // Unregister in reverse order of registration.
-        drop(self.pid_release.take());
-        drop(self.clone_read.take());
     }
 }

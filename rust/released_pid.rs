@@ -36,6 +36,15 @@ impl ReleasedPid {
         self.0.as_ptr()
     }
 
+    /// Whether the pid must be freed at once rather than wait in a batch: a pid namespace it
+    /// belongs to is being torn down, and its reaper waits for the pid (`pid_release_now()`).
+    #[inline]
+    pub(crate) fn must_free_now(&self) -> bool {
+        // SAFETY: the pid is valid until freed (type invariant), and the kernel's check only
+        // reads it.
+        unsafe { bindings::pid_release_now(self.as_ptr()) }
+    }
+
     /// Gives the pid up for freeing: the token is consumed, and the caller must free it.
     #[inline]
     #[must_use = "the pid must be freed, or it is lost"]

@@ -69,7 +69,7 @@ FIXTURE(clone_read) {
 };
 
 FIXTURE_VARIANT(clone_read) {
-	const char *impl;	/* a built-in name, or "module" */
+	const char *impl;	/* a built-in name, "module" or "module-pinned" */
 	int kill_iters;		/* FORKSCALE_KILL_ITERS overrides */
 };
 
@@ -84,6 +84,7 @@ FIXTURE_VARIANT_ADD(clone_read, pinned) { .impl = "pinned", .kill_iters = 1000 }
 FIXTURE_VARIANT_ADD(clone_read, seqcount) { .impl = "seqcount", .kill_iters = 1000 };
 FIXTURE_VARIANT_ADD(clone_read, rwlock) { .impl = "rwlock", .kill_iters = 1000 };
 FIXTURE_VARIANT_ADD(clone_read, module) { .impl = "module", .kill_iters = 3000 };
+FIXTURE_VARIANT_ADD(clone_read, module_pinned) { .impl = "module-pinned", .kill_iters = 1000 };
 
 FIXTURE_SETUP(clone_read)
 {
@@ -114,11 +115,8 @@ FIXTURE_TEARDOWN(clone_read)
 /* Checks the implementation under test did the reads, lockless where it can. */
 static void impl_was_used(struct __test_metadata *_metadata, const char *impl)
 {
-	char want[32];
-
-	snprintf(want, sizeof(want), "%s", strcmp(impl, "module") ? impl : "forkscale");
-	EXPECT_EQ(0, stats_impl_is(want));
-	if (!strcmp(impl, "seqcount") || !strcmp(impl, "module"))
+	EXPECT_EQ(0, stats_impl_is(impl_stats_name(impl)));
+	if (!strcmp(impl, "seqcount") || impl_is_module(impl))
 		EXPECT_LT(0, stats_value("lockless"));
 }
 

@@ -260,19 +260,35 @@ static inline int unload_module(void)
 	return syscall(__NR_delete_module, "forkscale", O_NONBLOCK) ? -errno : 0;
 }
 
-/* Makes forks use @impl: a built-in of the sysctl, or "module". */
+/* Whether @impl names the module: "module" (its seqcount read) or "module-pinned". */
+static inline int impl_is_module(const char *impl)
+{
+	return !strncmp(impl, "module", 6);
+}
+
+/* Makes forks use @impl: a built-in of the sysctl, or the module's read. */
 static inline int select_impl(const char *impl)
 {
-	if (strcmp(impl, "module"))
+	if (!impl_is_module(impl))
 		return write_str(SYSCTL, impl);
 	if (write_str(SYSCTL, "locked"))
 		return -1;
-	return load_module();
+	return load_module_args(strcmp(impl, "module-pinned") ? "" : "clone_read=1");
+}
+
+/* The name the clone-read stats file shows while @impl is in use. */
+static inline const char *impl_stats_name(const char *impl)
+{
+	if (!strcmp(impl, "module"))
+		return "forkscale";
+	if (!strcmp(impl, "module-pinned"))
+		return "forkscale_pinned";
+	return impl;
 }
 
 static inline void restore_impl(const char *impl)
 {
-	if (!strcmp(impl, "module"))
+	if (impl_is_module(impl))
 		unload_module();
 	write_str(SYSCTL, "locked");
 }

@@ -28,16 +28,17 @@ logged() {
 echo locked > /proc/sys/kernel/cgroup_clone_read
 
 echo "TAP version 13"
-echo "1..19"
+echo "1..20"
 result "not loaded before the test" unloaded
-# A kernel without the series: the lookup meets a hook no kernel exports.
+# The clone read is chosen at load; a choice out of range changes nothing.
 mark
-result "insmod without the hooks fails with ENODEV" sh -c \
-	'! insmod /lib/modules/forkscale_nohooks.ko 2>/tmp/nohooks && grep -q "No such device" /tmp/nohooks'
-result "the failure names the missing hook" \
-	logged "lacks the forkscale hook cgroup_clone_ops_register_absent"
-result "the failed load changed nothing" sh -c \
-	'[ ! -e /sys/module/forkscale_nohooks ] && grep -qx "impl: locked" /sys/kernel/debug/cgroup_clone/stats'
+result "clone_read=2 is refused" not insmod "$ko" clone_read=2
+result "the refusal names the parameter" logged "clone_read=2 is out of range"
+result "the refused load changed nothing" sh -c \
+	'[ ! -e /sys/module/forkscale ] && grep -qx "impl: locked" /sys/kernel/debug/cgroup_clone/stats &&
+	 grep -qx "impl: builtin" /sys/kernel/debug/pid_release/stats'
+result "clone_read=1 makes forks use the pinned read" sh -c \
+	"insmod $ko clone_read=1 && grep -qx 'impl: forkscale_pinned' /sys/kernel/debug/cgroup_clone/stats && rmmod forkscale"
 result "insmod succeeds" insmod "$ko"
 result "module is live in sysfs after insmod" loaded
 result "forks use the module's clone read" grep -qx "impl: forkscale" /sys/kernel/debug/cgroup_clone/stats

@@ -270,9 +270,10 @@ int main(void)
 	}
 
 	/*
-	 * The same through ns_last_pid, then fork. The sysctl exists only with
-	 * CONFIG_CHECKPOINT_RESTORE, which the forkscale flavours lack: then
-	 * this prints ENOENT everywhere.
+	 * The same through ns_last_pid, then fork: the next fork gets the
+	 * reaped number back, even while it waits in a batch, because writing
+	 * ns_last_pid flushes. The sysctl needs CONFIG_CHECKPOINT_RESTORE,
+	 * which base.config enables.
 	 */
 	pid = fork();
 	if (pid == 0)

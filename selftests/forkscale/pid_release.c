@@ -486,11 +486,12 @@ TEST(thread_storm_forms_batches)
 TEST(bad_parameters_refused)
 {
 	const char *bad[] = { "pid_batch=65", "pid_batch=abc", "pid_max_delay_ms=0",
-			      "pid_max_delay_ms=1001", "pid_batch=-1" };
-	int i;
+			      "pid_max_delay_ms=1001", "pid_batch=-1", "clone_read=2",
+			      "clone_read=seqcount" };
+	unsigned int i;
 
 	unload_module();
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		EXPECT_EQ(-EINVAL, load_module_args(bad[i])) TH_LOG("%s", bad[i]);
 		EXPECT_EQ(0, stats_impl_is("locked"));
 		EXPECT_EQ(0, pid_stat_impl_is_builtin());

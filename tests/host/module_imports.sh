@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # forkscale.ko must import exactly the C symbols in tests/module-imports.txt:
-# the series' hooks are looked up at load time, so a kernel symbol the module
+# the series' hooks and the kernel crate's helpers. A kernel symbol the module
 # starts to link against (pidmap_lock, css_set_lock, free_pid, ...) shows up
 # here. Rust symbols of the kernel crate and core (mangled, _R...) and the
 # sanitizers' instrumentation are not C imports and are left out.

@@ -13,11 +13,18 @@
 #include <linux/refcount.h>
 #include <linux/sched.h>
 
+static const struct cgroup_clone_ops leaky_clone_ops;
+static const struct pid_release_ops leaky_pid_ops;
+
 /* Stock's read: pin current's css_set and snapshot kill_seq under the lock. */
-static struct css_set *leaky_get_cset(unsigned int *kill_seq)
+static struct css_set *leaky_get_cset(const struct cgroup_clone_ops *ops,
+				      unsigned int *kill_seq)
 {
 	spinlock_t *lock = cgroup_clone_lock();
 	struct css_set *cset;
+
+	/* The kernel must pass the ops it was given, also while detaching. */
+	WARN_ON_ONCE(ops != &leaky_clone_ops);
 
 	spin_lock_irq(lock);
 	cset = task_css_set(current);
@@ -33,13 +40,18 @@ static const struct cgroup_clone_ops leaky_clone_ops = {
 };
 
 /* Queues nothing: every pid is freed at once. */
-static void leaky_release(struct pid **pids, unsigned int n)
+static void leaky_release(const struct pid_release_ops *ops,
+			  struct pid **pids, unsigned int n)
 {
+	WARN_ON_ONCE(ops != &leaky_pid_ops);
 	pid_release_free(pids, n);
 }
 
-static void leaky_flush(enum pid_flush_reason reason)
+static void leaky_flush(const struct pid_release_ops *ops,
+			enum pid_flush_reason reason)
 {
+	/* called while the kernel detaches the module */
+	WARN_ON_ONCE(ops != &leaky_pid_ops);
 }
 
 static const struct pid_release_ops leaky_pid_ops = {
