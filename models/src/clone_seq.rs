@@ -11,23 +11,35 @@
 //! `refcount_inc_not_zero()`, and `read_seqcount_retry()` (`smp_rmb()` plus load),
 //! all under `rcu_read_lock()`, and falls back to the lock after `MAX_TRIES`.
 //!
-//! Ghost state (`kill_phase`, `migrations`) records what the writers did, for the
-//! properties only; the protocol never reads it.
+//! Ghost state (`migrations`) records what the writers did, for the properties only; the
+//! protocol never reads it, and it is accessed `Relaxed` after the writer's barrier, so it
+//! adds no synchronisation the kernel lacks (a barrier mutant stays visible).
 //!
-//! Simplification: the kill's walk over the cgroup's tasks is modelled inside its write
-//! section. In 6.12 `__cgroup_kill()` walks after the section, and a fork that read the
-//! new `kill_seq` is then caught by the walk or by `copy_process()`'s fatal-signal check
-//! on the parent, which the model leaves out. The model therefore checks the part the
-//! seqcount is responsible for: no lockless read returns a `kill_seq` from the middle of
-//! the section.
+//! Loads of `task->cgroups` are `Relaxed`: the kernel's `rcu_dereference()` orders only the
+//! loads that depend on the pointer, and the model's css_set contents never change while
+//! they can be read. `rcu_read_unlock()` is a release and no barrier for later loads. The
+//! only `SeqCst` is the grace period's full barrier and its counterpart at
+//! `rcu_read_lock()`, which give RCU's guarantee that a reader starting after a grace
+//! period began sees what was stored before it. `CLONE_INTO_CGROUP` is not modelled: there
+//! the fork replaces the read's `kill_seq` under `cgroup_mutex`, which a kill holds from its
+//! section to the end of its walk, so no read is involved in the kill.
+//!
+//! `cgroup.kill` is checked by its outcome: a fork that overlaps a kill either fails or
+//! leaves a child that is killed. The walk signals every member, the forking parent
+//! included, and `copy_process()` fails a fork whose parent has a fatal signal pending at
+//! its check between the read and `cgroup_post_fork()`. Two kills are modelled:
+//! [`Writer::KillThenWalk`] is 7.3's `__cgroup_kill()`, which walks after the write
+//! section; [`Writer::Kill`] walks inside it, a kernel that would close the window the
+//! walk-after order leaves (see the tests).
 
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 
-/// Lockless attempts before the reader takes `css_set_lock`, as in the kernel.
-pub const MAX_TRIES: usize = 2;
+/// Lockless attempts before the reader takes `css_set_lock`: `CGROUP_CLONE_MAX_TRIES` and the
+/// module's `MAX_TRIES`.
+pub const MAX_TRIES: usize = 4;
 
 /// A freed css_set's memory reads as this, so a read after the free is caught.
 const POISON: usize = usize::MAX;
@@ -41,6 +53,10 @@ pub struct Protocol {
     pub migrate_bump: bool,
     /// The reader pins the css_set with `refcount_inc_not_zero()`, not a plain increment.
     pub inc_not_zero: bool,
+    /// `write_seqcount_begin()`/`_end()` order the counter and the data (`smp_wmb()`).
+    pub writer_wmb: bool,
+    /// `read_seqcount_begin()`/`_retry()` order the counter and the data (`smp_rmb()`).
+    pub reader_rmb: bool,
 }
 
 /// The protocol as forkscale implements it.
@@ -48,6 +64,8 @@ pub const CORRECT: Protocol = Protocol {
     kill_bump: true,
     migrate_bump: true,
     inc_not_zero: true,
+    writer_wmb: true,
+    reader_rmb: true,
 };
 
 /// How `cgroup_css_set_fork()` reads.
@@ -65,8 +83,10 @@ pub enum Reader {
 /// Who may change the forking task's css_set during the read.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Env {
-    /// 6.12: `cgroup_css_set_fork()` holds `cgroup_threadgroup_rwsem` for reading, so the
-    /// forking task cannot migrate; another task sharing its css_set can.
+    /// 7.3: `cgroup_css_set_fork()` holds `cgroup_threadgroup_rwsem` for reading (under
+    /// `favordynmods`, the forking threadgroup's own rwsem), so the forking task cannot
+    /// migrate; another task sharing its css_set can. Both locks exclude exactly that, so
+    /// one environment covers both.
     ThreadgroupRwsem,
     /// A kernel where fork does not take the rwsem: the forking task itself migrates.
     NoRwsem,
@@ -75,11 +95,10 @@ pub enum Env {
 /// The concurrent writer of a scenario.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Writer {
-    /// `cgroup.kill` of the forking task's cgroup.
+    /// `cgroup.kill` of the forking task's cgroup with the walk inside the write section.
     Kill,
-    /// `cgroup.kill` as the code does it: `kill_seq++` in the write section, and the walk
-    /// over the cgroup's tasks after it, each step under `css_set_lock`. The forking
-    /// parent's fatal-signal check, which catches forks the walk signals, is not modelled.
+    /// `cgroup.kill` as 7.3 does it: `kill_seq++` in the write section, then the walk over
+    /// the cgroup's tasks, under `css_set_lock` again.
     KillThenWalk,
     /// A move from css_set A to B: of the forking task (NoRwsem) or of the other task
     /// (ThreadgroupRwsem), which then exits, dropping the last reference to A.
@@ -109,8 +128,10 @@ struct World {
     /// The child: the css_set it was linked into (`usize::MAX`: not yet), and killed.
     child_cset: AtomicUsize,
     child_killed: AtomicBool,
-    /// Ghost: 0 before the kill section, 1 inside, 2 after; moves of the forking task.
-    kill_phase: AtomicUsize,
+    /// The forking parent has a fatal signal pending (written under `css_set_lock` by the
+    /// walk, read by the fork's check; the kernel's siglock is modelled by that lock).
+    parent_killed: AtomicBool,
+    /// Ghost: moves of the forking task.
     migrations: AtomicUsize,
 }
 
@@ -119,7 +140,6 @@ struct Snapshot {
     cset: usize,
     kill_seq: usize,
     lockless: bool,
-    kill_phase: usize,
     migrations_before: usize,
     migrations_after: usize,
     attempts: usize,
@@ -149,7 +169,7 @@ impl World {
             rcu_readers: AtomicUsize::new(0),
             child_cset: AtomicUsize::new(usize::MAX),
             child_killed: AtomicBool::new(false),
-            kill_phase: AtomicUsize::new(0),
+            parent_killed: AtomicBool::new(false),
             migrations: AtomicUsize::new(0),
         }
     }
@@ -157,14 +177,25 @@ impl World {
     fn write_begin(&self, bump: bool) {
         if bump {
             self.seq.fetch_add(1, Ordering::Relaxed);
-            fence(Ordering::Release);
+            if self.proto.writer_wmb {
+                fence(Ordering::Release);
+            }
         }
     }
 
     fn write_end(&self, bump: bool) {
         if bump {
-            fence(Ordering::Release);
+            if self.proto.writer_wmb {
+                fence(Ordering::Release);
+            }
             self.seq.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// `smp_rmb()` of the read side, unless the mutant drops it.
+    fn read_barrier(&self) {
+        if self.proto.reader_rmb {
+            fence(Ordering::Acquire);
         }
     }
 
@@ -177,15 +208,18 @@ impl World {
     }
 
     /// RCU, reduced to what the read side needs: a grace period (below, in `put`) waits
-    /// for every reader, and its full barrier pairs with the reader's, so a reader that
-    /// starts after the grace period began sees every store made before it.
+    /// for every reader that has not released its section, and its full barrier pairs
+    /// with the one here, so a reader that starts after the grace period began sees every
+    /// store made before it.
     fn rcu_read_lock(&self) {
-        self.rcu_readers.fetch_add(1, Ordering::SeqCst);
+        self.rcu_readers.fetch_add(1, Ordering::Relaxed);
         fence(Ordering::SeqCst);
     }
 
+    /// Orders the section's accesses before a grace period that sees it end, and nothing
+    /// else: the kernel's `rcu_read_unlock()` is no barrier for the reader's later loads.
     fn rcu_read_unlock(&self) {
-        self.rcu_readers.fetch_sub(1, Ordering::SeqCst);
+        self.rcu_readers.fetch_sub(1, Ordering::Release);
     }
 
     /// `put_css_set()`: the last put frees after a grace period (`kfree_rcu`).
@@ -194,7 +228,7 @@ impl World {
         assert_ne!(old, 0, "css_set {cset} put below zero");
         if old == 1 {
             fence(Ordering::SeqCst);
-            while self.rcu_readers.load(Ordering::SeqCst) != 0 {
+            while self.rcu_readers.load(Ordering::Acquire) != 0 {
                 thread::yield_now();
             }
             self.csets[cset].dfl_cgrp.with_mut(|p| {
@@ -226,14 +260,13 @@ impl World {
         for attempt in 1..=MAX_TRIES {
             self.rcu_read_lock();
             let seq = self.seq.load(Ordering::Relaxed);
-            fence(Ordering::Acquire);
+            self.read_barrier();
             if seq & 1 != 0 {
                 self.rcu_read_unlock();
                 continue;
             }
-            let kill_phase = self.kill_phase.load(Ordering::SeqCst);
-            let migrations_before = self.migrations.load(Ordering::SeqCst);
-            let cset = self.forker.load(Ordering::Acquire);
+            let migrations_before = self.migrations.load(Ordering::Relaxed);
+            let cset = self.forker.load(Ordering::Relaxed);
             let kill_seq = self.kill_seq[self.dfl_cgrp(cset)].load(Ordering::Relaxed);
             let pinned = if self.proto.inc_not_zero {
                 self.inc_not_zero(cset)
@@ -246,8 +279,8 @@ impl World {
                 continue;
             }
             // Ghost, read inside the window: a move seen here must fail the retry below.
-            let migrations_after = self.migrations.load(Ordering::SeqCst);
-            fence(Ordering::Acquire);
+            let migrations_after = self.migrations.load(Ordering::Relaxed);
+            self.read_barrier();
             if self.seq.load(Ordering::Relaxed) != seq {
                 self.put(cset);
                 continue;
@@ -256,7 +289,6 @@ impl World {
                 cset,
                 kill_seq,
                 lockless: true,
-                kill_phase,
                 migrations_before,
                 migrations_after,
                 attempts: attempt,
@@ -266,12 +298,11 @@ impl World {
         let cset = self.forker.load(Ordering::Relaxed);
         let kill_seq = self.kill_seq[self.dfl_cgrp(cset)].load(Ordering::Relaxed);
         self.csets[cset].refs.fetch_add(1, Ordering::Relaxed);
-        let migrations = self.migrations.load(Ordering::SeqCst);
+        let migrations = self.migrations.load(Ordering::Relaxed);
         Snapshot {
             cset,
             kill_seq,
             lockless: false,
-            kill_phase: self.kill_phase.load(Ordering::SeqCst),
             migrations_before: migrations,
             migrations_after: migrations,
             attempts: MAX_TRIES + 1,
@@ -282,18 +313,16 @@ impl World {
     /// reference is what keeps the css_set alive, if nothing can move the task.
     fn read_pinned(&self) -> Snapshot {
         self.rcu_read_lock();
-        let kill_phase = self.kill_phase.load(Ordering::SeqCst);
-        let migrations_before = self.migrations.load(Ordering::SeqCst);
-        let cset = self.forker.load(Ordering::Acquire);
+        let migrations_before = self.migrations.load(Ordering::Relaxed);
+        let cset = self.forker.load(Ordering::Relaxed);
         let kill_seq = self.kill_seq[self.dfl_cgrp(cset)].load(Ordering::Relaxed);
         self.csets[cset].refs.fetch_add(1, Ordering::Relaxed);
-        let migrations_after = self.migrations.load(Ordering::SeqCst);
+        let migrations_after = self.migrations.load(Ordering::Relaxed);
         self.rcu_read_unlock();
         Snapshot {
             cset,
             kill_seq,
             lockless: true,
-            kill_phase,
             migrations_before,
             migrations_after,
             attempts: 1,
@@ -303,16 +332,14 @@ impl World {
     /// Stock's read, under `css_set_lock`.
     fn read_locked(&self) -> Snapshot {
         let _guard = self.css_set_lock.lock().unwrap();
-        let kill_phase = self.kill_phase.load(Ordering::SeqCst);
         let cset = self.forker.load(Ordering::Relaxed);
         let kill_seq = self.kill_seq[self.dfl_cgrp(cset)].load(Ordering::Relaxed);
         self.csets[cset].refs.fetch_add(1, Ordering::Relaxed);
-        let migrations = self.migrations.load(Ordering::SeqCst);
+        let migrations = self.migrations.load(Ordering::Relaxed);
         Snapshot {
             cset,
             kill_seq,
             lockless: false,
-            kill_phase,
             migrations_before: migrations,
             migrations_after: migrations,
             attempts: 1,
@@ -331,7 +358,6 @@ impl World {
     fn kill_section(&self, walk_inside: bool) {
         let _guard = self.css_set_lock.lock().unwrap();
         self.write_begin(self.proto.kill_bump);
-        self.kill_phase.store(1, Ordering::SeqCst);
         let next = self.kill_seq[0].load(Ordering::Relaxed) + 1;
         self.kill_seq[0].store(next, Ordering::Relaxed);
         if walk_inside {
@@ -340,13 +366,21 @@ impl World {
         self.write_end(self.proto.kill_bump);
     }
 
-    /// The kill's walk: a child linked into cgroup 0 is killed. `css_set_lock` held.
+    /// The kill's walk: the parent, a member of cgroup 0, and a child linked into cgroup 0
+    /// are signalled. `css_set_lock` held.
     fn kill_walk(&self) {
+        self.parent_killed.store(true, Ordering::Relaxed);
         let child = self.child_cset.load(Ordering::Relaxed);
         if child != usize::MAX && self.dfl_cgrp(child) == 0 {
             self.child_killed.store(true, Ordering::Relaxed);
         }
-        self.kill_phase.store(2, Ordering::SeqCst);
+    }
+
+    /// `copy_process()`'s `fatal_signal_pending()` check, after the read: false fails the
+    /// fork.
+    fn fatal_signal_check(&self) -> bool {
+        let _guard = self.css_set_lock.lock().unwrap();
+        !self.parent_killed.load(Ordering::Relaxed)
     }
 
     /// `cgroup_post_fork()`: link the child and kill it if a kill ran since the read.
@@ -373,7 +407,7 @@ impl World {
             self.write_begin(self.proto.migrate_bump);
             task.store(B, Ordering::Release);
             if forker {
-                self.migrations.fetch_add(1, Ordering::SeqCst);
+                self.migrations.fetch_add(1, Ordering::Relaxed);
             }
             self.write_end(self.proto.migrate_bump);
         }
@@ -389,39 +423,67 @@ pub fn check(proto: Protocol, env: Env, writer: Writer) {
 
 /// Like [`check`], with the reader given.
 pub fn check_reader(reader: Reader, proto: Protocol, env: Env, writer: Writer) {
+    // Loom's exploration is bounded and starts from the order the threads were created
+    // in, so every scenario runs twice: with the fork started first, and with the writer
+    // started first.
+    for fork_first in [true, false] {
+        check_order(reader, proto, env, writer, fork_first);
+    }
+}
+
+fn write(world: &World, env: Env, writer: Writer) {
+    match writer {
+        Writer::Kill => world.kill(),
+        Writer::KillThenWalk => world.kill_then_walk(),
+        Writer::MigrateAndExit => {
+            if env == Env::NoRwsem {
+                world.migrate(&world.forker);
+            } else {
+                // The other task moves out of A and exits, dropping its reference.
+                world.migrate(&world.other);
+                world.put(B);
+            }
+        }
+    }
+}
+
+/// The fork: the read, the fatal-signal check, and `cgroup_post_fork()` if it passed.
+fn fork(world: &World, reader: Reader) -> (Snapshot, bool) {
+    let snap = match reader {
+        Reader::Seqcount => world.read(),
+        Reader::Pinned => world.read_pinned(),
+        Reader::Locked => world.read_locked(),
+    };
+    let forked = world.fatal_signal_check();
+    if forked {
+        world.post_fork(&snap);
+    }
+    (snap, forked)
+}
+
+fn check_order(reader: Reader, proto: Protocol, env: Env, writer: Writer, fork_first: bool) {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(3);
     builder.check(move || {
         let world = Arc::new(World::new(proto, env));
         let w = world.clone();
-        let writer_thread = thread::spawn(move || match writer {
-            Writer::Kill => w.kill(),
-            Writer::KillThenWalk => w.kill_then_walk(),
-            Writer::MigrateAndExit => {
-                if env == Env::NoRwsem {
-                    w.migrate(&w.forker);
-                } else {
-                    // The other task moves out of A and exits, dropping its reference.
-                    w.migrate(&w.other);
-                    w.put(B);
-                }
-            }
-        });
-
-        let snap = match reader {
-            Reader::Seqcount => world.read(),
-            Reader::Pinned => world.read_pinned(),
-            Reader::Locked => world.read_locked(),
+        let (snap, forked) = if fork_first {
+            let writer_thread = thread::spawn(move || write(&w, env, writer));
+            let result = fork(&world, reader);
+            writer_thread.join().unwrap();
+            result
+        } else {
+            let fork_thread = thread::spawn(move || fork(&w, reader));
+            write(&world, env, writer);
+            fork_thread.join().unwrap()
         };
-        world.post_fork(&snap);
-        writer_thread.join().unwrap();
 
         // Forward progress: never more than MAX_TRIES lockless attempts.
         assert!(snap.attempts <= MAX_TRIES + 1);
-        // No stale kill_seq: a child whose fork overlapped the kill is killed.
-        if writer != Writer::MigrateAndExit && world.dfl_cgrp(snap.cset) == 0 {
+        // cgroup.kill: a fork by a member of the killed cgroup fails, or its child dies.
+        if forked && writer != Writer::MigrateAndExit && world.dfl_cgrp(snap.cset) == 0 {
             assert!(
-                world.child_killed.load(Ordering::Relaxed) || snap.kill_phase == 2,
+                world.child_killed.load(Ordering::Relaxed),
                 "a child forked during cgroup.kill survived (read kill_seq {}, lockless {})",
                 snap.kill_seq,
                 snap.lockless
