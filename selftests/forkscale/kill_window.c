@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The cgroup.kill window of 7.3, with every clone read.
+ *
+ * __cgroup_kill() bumps kill_seq, then walks the cgroup signalling each task.
+ * cgroup_post_fork() kills the child if kill_seq changed since the fork read
+ * it. A fork that read the new value is meant to fail at copy_process()'s
+ * fatal-signal check; but if the walk signals the parent only after that check
+ * and finishes before the child is linked, the child survives. The series'
+ * debug delay points (/sys/kernel/debug/cgroup_kill_window) hold the walk and
+ * the fork's link step, so the two orders are reached on purpose:
+ *
+ *   read_before_kill: the fork reads kill_seq, then the kill runs: the child
+ *     is killed at link time (what kill_seq exists for);
+ *   read_inside_window: the kill's section runs, then the fork reads and
+ *     passes its fatal-signal check, then the walk: the child survives.
+ *
+ * Every read, the module's included, must behave as locked (stock's code)
+ * does, and locked must show the window: that is the reproducer of
+ * Documentation/review-notes.rst.
+ */
+#define _GNU_SOURCE
+#include <sys/prctl.h>
+
+#include "kselftest_harness.h"
+#include "forkscale_util.h"
+
+#define KW_DIR "/sys/kernel/debug/cgroup_kill_window/"
+#define KW_CG "forkscale_kw"
+#define WALK_MS 1000
+#define LINK_MS 2000
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static int kw_set(const char *file, long long value)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), KW_DIR "%s", file);
+	snprintf(buf, sizeof(buf), "%lld", value);
+	return write_str(path, buf);
+}
+
+static void kw_off(void)
+{
+	kw_set("enabled", 0);
+	kw_set("walk_delay_ms", 0);
+	kw_set("link_delay_ms", 0);
+	kw_set("tgid", 0);
+}
+
+/* The number of processes in the test cgroup, or -1. */
+static int procs_in_cgroup(void)
+{
+	char buf[4096], *p;
+	int n = 0;
+
+	if (read_file(CGROOT "/" KW_CG "/cgroup.procs", buf, sizeof(buf)))
+		return -1;
+	for (p = buf; *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
+/*
+ * One run: a parent in the test cgroup forks a pausing child, @fork_at_ms
+ * after the test starts writing cgroup.kill (negative: that long before).
+ * Returns 1 if the child survived the kill, 0 if not, -1 if the run failed.
+ * *held_ms is how long the parent lived after it was told to go: its fork
+ * returns, and it dies of the kill's SIGKILL, only after the link delay.
+ */
+static int run_once(struct __test_metadata *_metadata, int fork_at_ms, long long *held_ms)
+{
+	int go[2], status, survived;
+	pid_t parent, killer;
+	long long t, go_at;
+	char c;
+
+	if (pipe(go))
+		return -1;
+	parent = fork();
+	if (parent < 0)
+		return -1;
+	if (parent == 0) {
+		close(go[1]);
+		if (move_pid(KW_CG, getpid()) || read(go[0], &c, 1) != 1)
+			_exit(1);
+		if (fork_at_ms > 0)
+			usleep(fork_at_ms * 1000);
+		if (fork() == 0) {
+			pause();
+			_exit(0);
+		}
+		/* not reached: SIGKILL is pending when the fork returns */
+		pause();
+		_exit(0);
+	}
+	close(go[0]);
+	/* wait until the parent is in the cgroup */
+	for (t = 0; t < 200 && procs_in_cgroup() != 1; t++)
+		usleep(10000);
+	if (kw_set("tgid", parent) || kw_set("walk_delay_ms", WALK_MS) ||
+	    kw_set("link_delay_ms", LINK_MS) || kw_set("enabled", 1))
+		return -1;
+
+	go_at = now_ms();
+	if (fork_at_ms < 0) {
+		if (write(go[1], "g", 1) != 1)
+			return -1;
+		usleep(-fork_at_ms * 1000);
+	}
+	killer = fork();
+	if (killer == 0)
+		_exit(write_str(CGROOT "/" KW_CG "/cgroup.kill", "1") ? 1 : 0);
+	if (fork_at_ms >= 0 && write(go[1], "g", 1) != 1)
+		return -1;
+	close(go[1]);
+	waitpid(killer, NULL, 0);
+	waitpid(parent, &status, 0);
+	*held_ms = now_ms() - go_at;
+	kw_off();
+	/* the walk, not anything else, ended the parent */
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+	/* a surviving child is reparented to us, the subreaper */
+	usleep(200000);
+	survived = procs_in_cgroup();
+	TH_LOG("parent held %lld ms, %d left in the cgroup", *held_ms, survived);
+	write_str(CGROOT "/" KW_CG "/cgroup.kill", "1");
+	return survived < 0 ? -1 : survived > 0;
+}
+
+FIXTURE(kill_window) {
+	int unused;
+};
+
+FIXTURE_VARIANT(kill_window) {
+	const char *impl;
+};
+
+FIXTURE_VARIANT_ADD(kill_window, locked) { .impl = "locked" };
+FIXTURE_VARIANT_ADD(kill_window, pinned) { .impl = "pinned" };
+FIXTURE_VARIANT_ADD(kill_window, seqcount) { .impl = "seqcount" };
+FIXTURE_VARIANT_ADD(kill_window, rwlock) { .impl = "rwlock" };
+FIXTURE_VARIANT_ADD(kill_window, module) { .impl = "module" };
+FIXTURE_VARIANT_ADD(kill_window, module_pinned) { .impl = "module-pinned" };
+
+FIXTURE_SETUP(kill_window)
+{
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	ASSERT_EQ(0, access(KW_DIR "enabled", W_OK)) TH_LOG("no delay points in this kernel");
+	kw_off();
+	ASSERT_EQ(0, select_impl(variant->impl));
+	ASSERT_EQ(0, make_cgroup(KW_CG));
+}
+
+FIXTURE_TEARDOWN(kill_window)
+{
+	kw_off();
+	remove_cgroup(KW_CG);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	restore_impl(variant->impl);
+}
+
+/* The fork reads kill_seq before the kill: cgroup_post_fork() kills the child. */
+TEST_F_TIMEOUT(kill_window, read_before_kill, 60)
+{
+	long long held_ms;
+
+	EXPECT_EQ(0, run_once(_metadata, -300, &held_ms));
+	/* the link delay held the fork while the kill ran */
+	EXPECT_LE(LINK_MS, held_ms);
+}
+
+/*
+ * The kill's section, then the fork's read and fatal-signal check, then the
+ * walk, then the link: the child survives, under every read alike.
+ */
+TEST_F_TIMEOUT(kill_window, read_inside_window, 60)
+{
+	long long held_ms;
+
+	EXPECT_EQ(1, run_once(_metadata, 300, &held_ms));
+	EXPECT_LE(300 + LINK_MS, held_ms);
+}
+
+TEST_HARNESS_MAIN
