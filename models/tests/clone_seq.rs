@@ -54,13 +54,14 @@ fn mutant_without_migration_bump_tears_the_snapshot() {
 
 #[test]
 fn mutant_without_migration_bump_is_harmless_under_the_threadgroup_rwsem() {
-    // On 6.12 the forking task cannot migrate during the read; other tasks' moves do
+    // On 7.3 the forking task cannot migrate during the read; other tasks' moves do
     // not change what it reads. The finding the review notes report.
     let mutant = Protocol {
         migrate_bump: false,
         ..CORRECT
     };
     check(mutant, Env::ThreadgroupRwsem, Writer::MigrateAndExit);
+    check(mutant, Env::ThreadgroupRwsem, Writer::Kill);
 }
 
 #[test]
@@ -78,12 +79,13 @@ fn mutant_with_plain_increment_revives_a_dying_css_set() {
 
 #[test]
 fn mutant_with_plain_increment_is_harmless_under_the_threadgroup_rwsem() {
-    // On 6.12 the forking task's own reference keeps its css_set alive during the read.
+    // On 7.3 the forking task's own reference keeps its css_set alive during the read.
     let mutant = Protocol {
         inc_not_zero: false,
         ..CORRECT
     };
     check(mutant, Env::ThreadgroupRwsem, Writer::MigrateAndExit);
+    check(mutant, Env::ThreadgroupRwsem, Writer::Kill);
 }
 
 #[test]
