@@ -2,10 +2,10 @@
 # `make patches-check`: every prefix of the series must build on its own, so the
 # series bisects. Applies the patches one at a time in a scratch worktree and
 # builds after each (incrementally, in one O= directory), as TAP lines:
-#   ok patches-check: 3/9 0003-....patch builds (kernel, Rust doctests)
+#   ok patches-check: 3/10 0003-....patch builds (kernel, Rust doctests)
 # The config is the perf flavour plus KUnit and the Rust doctests, so the
 # doctests of the Rust patches are compiled too; KASAN and lockdep are left out
-# to keep the nine builds short. Nothing in the build cache is touched.
+# to keep the builds short. Nothing in the build cache is touched.
 #   patches-check.sh <workdir>
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -4,7 +4,7 @@
 //!
 //! A type that implements [`CloneRead`] is embedded, with its C ops table, in a
 //! [`Registration`]. The kernel passes that table to every callback, which finds the
-//! implementation from it: there is no global state.
+//! implementation from it: there is no global pointer to the implementation.
 
 use crate::css_set::CssSet;
 use core::{ffi::c_uint, marker::PhantomData};

@@ -10,8 +10,8 @@
 //!   or until `pid_max_delay_ms` after the queue stopped being empty (the kernel's timer).
 //!
 //! A queued pid is still allocated, so the kernel flushes the queues before `alloc_pid()`
-//! gives up and when a pid namespace is torn down, and pids of a dying namespace are never
-//! queued. Unloading stops new arrivals, frees everything queued and waits for the RCU puts.
+//! gives up, when a pid namespace is torn down and when `ns_last_pid` is written, and pids of
+//! a dying namespace are never queued. Unloading stops new arrivals, frees everything queued and waits for the RCU puts.
 
 use crate::{
     counters::{current_cpu, Counters},

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! A loom model of the lockless clone-time css_set reads against their writers:
 //! migration, `cgroup.kill`, and the last put of a css_set with its RCU-deferred free.
-//! Two readers: the seqcount protocol (v1/v2, the `seqcount` built-in and the module's
-//! `clone_read.rs`) and the pinned read of the patch for merging, which relies on
-//! `cgroup_threadgroup_rwsem` instead.
+//! Three readers: the seqcount protocol (v1/v2, the `seqcount` built-in and the module's
+//! `clone_read.rs`), the pinned read of the patch for merging, which relies on
+//! `cgroup_threadgroup_rwsem` instead, and stock's read under `css_set_lock`.
 //!
 //! The model keeps the kernel's orderings: writers hold `css_set_lock` and bracket their
 //! stores with `write_seqcount_begin()`/`_end()` (counter increment plus `smp_wmb()`);
