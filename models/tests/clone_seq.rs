@@ -125,18 +125,21 @@ fn a_walk_inside_the_section_closes_the_window_for_every_read() {
     }
 }
 
+/// The seqcount without its `smp_wmb()`, and without its `smp_rmb()`.
+const BARRIER_MUTANTS: [Protocol; 2] = [
+    Protocol {
+        writer_wmb: false,
+        ..CORRECT
+    },
+    Protocol {
+        reader_rmb: false,
+        ..CORRECT
+    },
+];
+
 #[test]
 fn barrier_mutants_are_rejected_where_the_forking_task_can_move() {
-    for mutant in [
-        Protocol {
-            writer_wmb: false,
-            ..CORRECT
-        },
-        Protocol {
-            reader_rmb: false,
-            ..CORRECT
-        },
-    ] {
+    for mutant in BARRIER_MUTANTS {
         let why = rejected(mutant, Env::NoRwsem, Writer::MigrateAndExit);
         assert!(
             why.contains("spanned a migration")
@@ -151,16 +154,7 @@ fn barrier_mutants_are_rejected_where_the_forking_task_can_move() {
 fn barrier_mutants_are_harmless_under_the_threadgroup_rwsem() {
     // What the seqcount's barriers order is the forking task's own move, which the rwsem
     // already excludes.
-    for mutant in [
-        Protocol {
-            writer_wmb: false,
-            ..CORRECT
-        },
-        Protocol {
-            reader_rmb: false,
-            ..CORRECT
-        },
-    ] {
+    for mutant in BARRIER_MUTANTS {
         check(mutant, Env::ThreadgroupRwsem, Writer::MigrateAndExit);
         check(mutant, Env::ThreadgroupRwsem, Writer::Kill);
     }
