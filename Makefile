@@ -63,13 +63,17 @@ lint: kernel
 # Every variant in one run: stock 7.3 and the series' variants, throughput
 # from the perf flavour, lock statistics from the debug flavour. SMP=1,2,4 sweeps
 # vCPU counts; QUICK=1 is the short run. Writes Documentation/results.md.
+# PATHLEN=1: instructions per operation and lock hold budgets (perf and lockstat
+# flavours under icount), written to Documentation/pathlen.md. PREBUILT=<dir>
+# boots images built elsewhere and builds nothing (bench/bench.sh).
 STOCK_KERNEL = SERIES_DIR='$(CURDIR)/kernel/stock' CACHE='$(CACHE)' kernel/kernel.sh
-bench: deps
-	@for f in perf debug; do \
+BENCH_FLAVOURS = perf $(if $(filter 1,$(PATHLEN)),lockstat,debug)
+bench: $(if $(PREBUILT),,deps)
+	@$(if $(PREBUILT),true,for f in $(BENCH_FLAVOURS); do \
 		echo "bench: building the $$f kernels (cached) and initramfs"; \
 		$(MAKE) -s --no-print-directory initramfs FLAVOR=$$f; \
 		FLAVOR=$$f $(STOCK_KERNEL) build > /dev/null; \
-	done
+	done)
 	@OUT='$(OUT)' bench/bench.sh $(OUT)/bench
 
 # Lookups by pid number on the series (without the module and under each

@@ -8,7 +8,11 @@
 # Throughput comes from the perf flavour, lock statistics from the debug flavour
 # (LOCK_STAT). Environment: SMP (comma list of vCPU counts), QUICK=1 (short
 # run), REPS, LOCK_REPS, SECS, MIGRATIONS override the mode's defaults;
-# RESULTS (where the report goes, default Documentation/).
+# RESULTS (where the report goes, default Documentation/); VARIANTS (the series'
+# variants to run, default all) and WORKLOADS (default all), comma lists;
+# PREBUILT=<dir>: boot the kernels and initramfs images in <dir>, named
+# <flavour>-stock.bzImage, <flavour>-series.bzImage and <flavour>.initramfs.cpio.gz,
+# instead of the cached builds (a host with QEMU but no toolchain; usage.rst).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$1
@@ -22,31 +26,50 @@ fi
 # PATHLEN=1: instructions per operation. One vCPU under QEMU's icount, where a
 # guest nanosecond is one instruction, so the figures are deterministic; the
 # perf kernels only, no lock-statistics boots.
+# Lock hold budgets come from the lockstat flavour (perf plus LOCK_STAT) in the
+# same mode: lock_stat's hold times are then instruction counts too.
 pathlen=${PATHLEN:-0}
+lock_flavour=debug
 if [ "$pathlen" = 1 ]; then
-	smp_list=1 lock_reps=0
+	smp_list=1 lock_flavour=lockstat
 	[ "${QUICK:-0}" = 1 ] && reps=${REPS:-2} || reps=${REPS:-3}
 fi
-series_variants=locked,pinned,seqcount,rwlock,module,module_nobatch
+series_variants=${VARIANTS:-locked,pinned,seqcount,rwlock,module,module_nobatch}
+workloads=${WORKLOADS:-threadspawn,forkexit,clone_processes,pgrp_exit,migrate_pingpong}
 results=${RESULTS:-$top/Documentation}
 
 die() { echo "bench: error: $*" >&2; exit 1; }
 
-kernel_of() { # <flavour> <stock|series>
+kernel_of() { # <flavour> <stock|series>: the bzImage
+	local kdir
+	if [ -n "${PREBUILT:-}" ]; then
+		echo "$PREBUILT/$1-$2.bzImage"
+		return
+	fi
 	if [ "$2" = stock ]; then
-		SERIES_DIR=$top/kernel/stock FLAVOR=$1 "$top/kernel/kernel.sh" kdir
+		kdir=$(SERIES_DIR=$top/kernel/stock FLAVOR=$1 "$top/kernel/kernel.sh" kdir)
 	else
-		FLAVOR=$1 "$top/kernel/kernel.sh" kdir
+		kdir=$(FLAVOR=$1 "$top/kernel/kernel.sh" kdir)
+	fi
+	# A build directory holds a bzImage before its build is done: ask for .done.
+	[ -f "$kdir/.done" ] && echo "$kdir/arch/x86/boot/bzImage" || echo "$kdir/(not built)"
+}
+
+initrd_of() { # <flavour>
+	if [ -n "${PREBUILT:-}" ]; then
+		echo "$PREBUILT/$1.initramfs.cpio.gz"
+	else
+		echo "$OUT/$1/initramfs.cpio.gz"
 	fi
 }
 
-flavours="perf debug"
-[ "$pathlen" = 0 ] || flavours=perf
+flavours=perf
+[ "$lock_reps" = 0 ] || flavours="perf $lock_flavour"
 for flavour in $flavours; do
 	for k in stock series; do
-		[ -f "$(kernel_of $flavour $k)/.done" ] || die "the $k $flavour kernel is not built (make bench builds it)"
+		[ -f "$(kernel_of $flavour $k)" ] || die "no $k $flavour kernel at $(kernel_of $flavour $k) (make bench builds it)"
 	done
-	[ -f "$OUT/$flavour/initramfs.cpio.gz" ] || die "no $flavour initramfs (make bench builds it)"
+	[ -f "$(initrd_of $flavour)" ] || die "no $flavour initramfs at $(initrd_of $flavour) (make bench builds it)"
 done
 
 # Plan every boot first, so progress can say "i/n".
@@ -58,7 +81,7 @@ for smp in $smp_list; do
 		for k in $order; do plan+=("$smp perf $k $rep"); done
 	done
 	for rep in $(seq 1 "$lock_reps"); do
-		for k in stock series; do plan+=("$smp debug $k $rep"); done
+		for k in stock series; do plan+=("$smp $lock_flavour $k $rep"); done
 	done
 done
 
@@ -73,10 +96,16 @@ raw=$out/raw.txt
 	echo "meta host_cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | tr ' ' _)"
 	echo "meta qemu=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([^ ]*\).*/\1/p')"
 	echo "meta tcg_thread=${TCG_THREAD:-multi}"
-	echo "meta commit=$(git -C "$top" rev-parse --short=12 HEAD)$(git -C "$top" diff --quiet HEAD -- . 2>/dev/null || echo -dirty)"
-	echo "meta base=Debian_linux-source-7.3_$("$top/scripts/fetch-source.sh" version 2>/dev/null || echo "${TARBALL:-unknown}")"
+	if [ -n "${PREBUILT:-}" ]; then
+		# The host that built the images wrote their commit and base.
+		cat "$PREBUILT/meta"
+	else
+		echo "meta commit=$(git -C "$top" rev-parse --short=12 HEAD)$(git -C "$top" diff --quiet HEAD -- . 2>/dev/null || echo -dirty)"
+		echo "meta base=Debian_linux-source-7.3_$("$top/scripts/fetch-source.sh" version 2>/dev/null || echo "${TARBALL:-unknown}")"
+	fi
 	echo "meta pathlen=$pathlen"
 	echo "meta quick=${QUICK:-0} reps=$reps lock_reps=$lock_reps secs=$secs migrations=$migrations"
+	echo "meta lock_flavour=$lock_flavour variants=$series_variants workloads=$workloads"
 	echo "meta smp=$(echo $smp_list | tr ' ' ,)"
 } > "$raw"
 
@@ -96,9 +125,10 @@ for entry in "${plan[@]}"; do
 	ok=0
 	for try in 1 2; do
 		if SMP=$smp TIMEOUT=1800 TCG_THREAD=${TCG_THREAD:-multi} ICOUNT=$pathlen "$top/qemu/run-vm.sh" \
-			"$(kernel_of "$flavour" "$k")/arch/x86/boot/bzImage" "$OUT/$flavour/initramfs.cpio.gz" \
+			"$(kernel_of "$flavour" "$k")" "$(initrd_of "$flavour")" \
 			"$dir" bench forkscale.variants=$variants forkscale.rep=$rep \
 			forkscale.secs=$secs forkscale.warmup=1 forkscale.migrations=$migrations \
+			forkscale.workloads=$workloads \
 			2> "$dir.err"; then
 			ok=1
 			break

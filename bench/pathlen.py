@@ -19,19 +19,78 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import VARIANTS, WORKLOADS, parse  # noqa: E402
+from projection import EXCLUSIVE, bottleneck, project  # noqa: E402
+import report  # noqa: E402
+from report import COLORS, VARIANTS, WORKLOADS, parse  # noqa: E402
+
+# The CPU counts the projection reports, and the published figures it is checked
+# against (Documentation/review-notes.rst and shared upstream notes give the
+# threads): seed 000's thread creations on 20 cores, before and after its
+# seqcount read; Koutny's clone_processes on 40 CPUs, every variant on a base
+# with pidmap patches, and his bpftrace wait totals per lock (ns) there.
+CPUS = [1, 2, 4, 8, 16, 20, 32, 40, 64, 80, 128]
+# The workloads that run one task per CPU; migrate_pingpong runs one task.
+SCALING = ["threadspawn", "forkexit", "clone_processes", "pgrp_exit"]
+MAX_CPUS = 128
+SEED = {"workload": "threadspawn", "cpus": 20, "stock": 740e3, "seqcount": 790e3}
+KOUTNY = {"workload": "clone_processes", "cpus": 40, "base": "locked",
+          "ops": {"locked": 2.9383e5, "rwlock": 2.9363e5, "seqcount": 2.9147e5},
+          "wait_ns": {"pidmap_lock": 1931209805, "css_set_lock": 520009479, "tasklist_lock": 127161061}}
+# Extra instructions per exclusive acquisition for moving the lock's cache lines
+# to the next holder, as a sensitivity case: about 100 ns at 2e9 instructions/s.
+HANDOFFS = [0, 200]
 
 
 def collect(rows):
-    """(variant, workload) -> [instructions per op, one per repetition]."""
+    """(variant, workload) -> [instructions per op, one per repetition], perf flavour.
+
+    migrate_pingpong waits for grace periods, and with `sleep=off` the idle
+    guest's clock jumps ahead, so its elapsed time is not an instruction count:
+    it is measured by the migrating task's CPU time instead (bench.h's
+    task_cpu_s), which is its whole operation.
+    """
     per_op = defaultdict(list)
     for r in rows:
         if r["tag"] != "bench" or r.get("kind") != "result" or r.get("flavour") != "perf":
+            continue
+        if r["workload"] == "migrate_pingpong":
+            if "task_cpu_s" in r and int(r["ops"]) > 0:
+                per_op[(r["variant"], r["workload"])].append(float(r["task_cpu_s"]) * 1e9 / int(r["ops"]))
             continue
         rate = float(r["ops_per_sec"])
         if rate > 0:
             per_op[(r["variant"], r["workload"])].append(1e9 / rate)
     return per_op
+
+
+def collect_holds(rows):
+    """(variant, workload) -> {"path": [..], "locks": {(lock, mode): {"acq": [..], "hold": [..]}}}.
+
+    From the lockstat flavour under icount, one entry per repetition: lock_stat's
+    hold time in guest nanoseconds is instructions, divided by the operations
+    measured. A lock not taken during a repetition counts as zero.
+    """
+    reps = defaultdict(lambda: {"ops": 0, "rate": 0.0, "locks": {}})
+    for r in rows:
+        if r["tag"] != "bench" or r.get("flavour") != "lockstat" or "workload" not in r:
+            continue
+        s = reps[(r["variant"], r["workload"], r["rep"])]
+        if r["kind"] == "result":
+            s["ops"], s["rate"] = int(r["ops"]), float(r["ops_per_sec"])
+        elif r["kind"] == "lock":
+            s["locks"][(r["class"], r["mode"])] = (int(r["acquisitions"]), float(r["hold_us"]) * 1000)
+    out = {}
+    keys = {k for s in reps.values() for k in s["locks"]}
+    for (v, w, _), s in sorted(reps.items()):
+        if not s["ops"] or not s["rate"]:
+            continue
+        rec = out.setdefault((v, w), {"path": [], "locks": {k: {"acq": [], "hold": []} for k in keys}})
+        rec["path"].append(1e9 / s["rate"])
+        for key in keys:
+            acq, hold = s["locks"].get(key, (0, 0.0))
+            rec["locks"][key]["acq"].append(acq / s["ops"])
+            rec["locks"][key]["hold"].append(hold / s["ops"])
+    return out
 
 
 def spread(xs):
@@ -58,11 +117,170 @@ def summarise(per_op):
     return out
 
 
-def markdown(meta, summary):
+
+def summarise_holds(holds, summary):
+    """workload -> variant -> hold budget of each lock, medians over repetitions.
+
+    hold is in instructions per operation on the lockstat kernel; scaled
+    multiplies it by perf path / lockstat path, assuming lock_stat's bookkeeping
+    inflates the work inside and outside the locks alike; share is the fraction
+    of the operation's instructions spent holding the lock.
+    """
+    out = {}
+    for (v, w), rec in holds.items():
+        path = statistics.median(rec["path"])
+        perf = summary.get(w, {}).get(v, {}).get("median")
+        locks = {}
+        for (lock, mode), xs in sorted(rec["locks"].items()):
+            hold = statistics.median(xs["hold"])
+            locks[f"{lock}/{mode}"] = {
+                "acquisitions": statistics.median(xs["acq"]), "hold": hold,
+                "share": hold / path,
+                "scaled": hold * perf / path if perf else None,
+            }
+        out.setdefault(w, {})[v] = {"path_lockstat": path, "path_perf": perf, "locks": locks}
+    return out
+
+
+def model_inputs(rec):
+    """(path, holds, acquisitions) for projection.py, from a summarise_holds record."""
+    holds, acq = {}, {}
+    for name, f in rec["locks"].items():
+        lock, mode = name.split("/")
+        if f["scaled"] is not None:
+            holds[(lock, mode)] = f["scaled"]
+            acq[(lock, mode)] = f["acquisitions"]
+    return rec["path_perf"], holds, acq
+
+
+def projections(budgets):
+    """workload -> handoff -> variant -> {"cpus": {n: ops per 10^9 instructions}, ...}."""
+    out = {}
+    for w, by_v in budgets.items():
+        if w not in SCALING:
+            continue
+        for handoff in HANDOFFS:
+            for v, rec in by_v.items():
+                if not rec["path_perf"]:
+                    continue
+                path, holds, acq = model_inputs(rec)
+                points = project(path, holds, acq, MAX_CPUS, handoff)
+                lock, demand = bottleneck(path, holds, acq, handoff)
+                out.setdefault(w, {}).setdefault(str(handoff), {})[v] = {
+                    "cpus": {n: x * 1e9 for n, x, _ in points if n in CPUS or n in (SEED["cpus"], KOUTNY["cpus"])},
+                    "wait": {n: waits for n, _, waits in points if n in (SEED["cpus"], KOUTNY["cpus"])},
+                    "bottleneck": lock, "ceiling": 1e9 / demand if demand else None,
+                }
+    return out
+
+
+def checks(proj):
+    """The projection against the published figures, handoff by handoff."""
+    out = []
+    for handoff in map(str, HANDOFFS):
+        seed = proj.get(SEED["workload"], {}).get(handoff, {})
+        n = SEED["cpus"]
+        if "stock" in seed and "seqcount" in seed:
+            stock, seq = seed["stock"]["cpus"][n], seed["seqcount"]["cpus"][n]
+            waits = seed["seqcount"]["wait"][n]
+            out.append({
+                "handoff": handoff, "source": "seed 000", "workload": SEED["workload"], "cpus": n,
+                "published_ratio": SEED["seqcount"] / SEED["stock"], "projected_ratio": seq / stock,
+                "locked_to_seqcount": seq / seed["locked"]["cpus"][n] if "locked" in seed else None,
+                # Instructions per second per CPU that put stock's projection on 740k.
+                "implied_rate": SEED["stock"] / stock * 1e9,
+                "most_waited_after": max(waits, key=waits.get) if any(waits.values()) else None,
+            })
+        kout = proj.get(KOUTNY["workload"], {}).get(handoff, {})
+        n, base = KOUTNY["cpus"], KOUTNY["base"]
+        if base in kout:
+            x0 = kout[base]["cpus"][n]
+            waits = kout[base]["wait"][n]
+            total = sum(waits.values())
+            pub_total = sum(KOUTNY["wait_ns"].values())
+            out.append({
+                "handoff": handoff, "source": "Koutny", "workload": KOUTNY["workload"], "cpus": n,
+                "published": {v: KOUTNY["ops"][v] / KOUTNY["ops"][base] for v in KOUTNY["ops"]},
+                "projected": {v: kout[v]["cpus"][n] / x0 for v in KOUTNY["ops"] if v in kout},
+                "implied_rate": KOUTNY["ops"][base] / x0 * 1e9,
+                "wait_share_published": {k: x / pub_total for k, x in KOUTNY["wait_ns"].items()},
+                "wait_share_projected": {k: (x / total if total else 0.0) for k, x in waits.items()},
+            })
+    return out
+
+
+def svg_projection(path, w, by_v, seed_points):
+    """Projected ops per 10^9 instructions of one CPU against CPUs (log2 axis)."""
+    import math
+    W, H, L, R, T, B = 640, 400, 80, 170, 40, 50
+    ys = [y for rec in by_v.values() for y in rec["cpus"].values()]
+    ymax = max(ys + [y for _, y, _ in seed_points]) * 1.1
+    sx = lambda n: L + math.log2(n) / math.log2(MAX_CPUS) * (W - L - R)  # noqa: E731
+    sy = lambda y: H - B - y / ymax * (H - T - B)  # noqa: E731
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="14">{w}: projected throughput (model, not measured)</text>',
+           f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>',
+           f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>',
+           f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">CPUs</text>',
+           f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" transform="rotate(-90 16 {(T + H - B) / 2})">'
+           'ops per 10^9 instructions of one CPU</text>']
+    for n in (1, 2, 4, 8, 16, 32, 64, 128):
+        out.append(f'<text x="{sx(n):.1f}" y="{H - B + 16}" text-anchor="middle">{n}</text>')
+    for i in range(5):
+        y = ymax * i / 4
+        out.append(f'<text x="{L - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{y:,.0f}</text>')
+        out.append(f'<line x1="{L}" y1="{sy(y):.1f}" x2="{W - R}" y2="{sy(y):.1f}" stroke="#ddd"/>')
+    for k, (v, rec) in enumerate((v, by_v[v]) for v in VARIANTS if v in by_v):
+        pts = sorted((int(n), y) for n, y in rec["cpus"].items())
+        d = " ".join(f"{sx(n):.1f},{sy(y):.1f}" for n, y in pts)
+        out.append(f'<polyline points="{d}" fill="none" stroke="{COLORS[v]}" stroke-width="2"/>')
+        out.append(f'<rect x="{W - R + 12}" y="{T + k * 20}" width="12" height="12" fill="{COLORS[v]}"/>')
+        out.append(f'<text x="{W - R + 30}" y="{T + k * 20 + 10}">{v}</text>')
+    for n, y, label in seed_points:
+        out.append(f'<path d="M{sx(n) - 6:.1f},{sy(y):.1f} l6,-6 l6,6 l-6,6 z" fill="none" stroke="black"><title>{label}</title></path>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def pct(x):
+    return f"{(x - 1) * 100:+.1f} %"
+
+
+def check_lines(checked):
+    """One bullet per published figure and handoff: what was published, what is projected."""
+    lines = []
+    for c in checked:
+        if c["source"] == "seed 000":
+            lines.append(
+                f"- **Seed 000, {c['workload']} on {c['cpus']} cores, handoff {c['handoff']}**: "
+                f"published stock → seqcount read {pct(c['published_ratio'])} (740k → 790k); "
+                f"projected stock → seqcount {pct(c['projected_ratio'])}"
+                + (f", locked → seqcount {pct(c['locked_to_seqcount'])}" if c["locked_to_seqcount"] else "")
+                + f". Putting stock's projection on 740k takes {c['implied_rate'] / 1e9:.2f}×10^9 "
+                f"instructions per second per CPU. Most waited-for lock after the change: "
+                f"{c['most_waited_after'] or 'none'} (published: pidmap_lock).")
+        else:
+            base = KOUTNY["base"]
+            pub = ", ".join(f"{v} {pct(x)}" for v, x in c["published"].items() if v != base)
+            prj = ", ".join(f"{v} {pct(x)}" for v, x in c["projected"].items() if v != base)
+            ws_p = ", ".join(f"{k} {x * 100:.0f} %" for k, x in c["wait_share_published"].items())
+            ws_m = ", ".join(f"{k} {x * 100:.0f} %" for k, x in
+                             sorted(c["wait_share_projected"].items(), key=lambda kv: -kv[1]))
+            lines.append(
+                f"- **Koutný, {c['workload']} on {c['cpus']} CPUs, handoff {c['handoff']}**, against "
+                f"`{base}` (the same pid code, stock's read): published {pub}; projected "
+                f"{prj}. Implied rate {c['implied_rate'] / 1e9:.2f}×10^9 instructions per second per "
+                f"CPU. Share of lock waiting: published {ws_p}; projected {ws_m or 'no waiting'}.")
+    return lines
+
+
+def markdown(meta, summary, budgets, proj, checked, plots):
     lines = [
-        "# Path length: instructions per operation",
+        "# Path length, lock hold budgets and a scaling projection",
         "",
-        "Generated by `make bench PATHLEN=1` (`bench/pathlen.py`); do not edit.",
+        "Generated by `make bench PATHLEN=1` (`bench/pathlen.py`, `bench/projection.py`); do not edit.",
         "",
         "| | |",
         "| --- | --- |",
@@ -70,25 +288,27 @@ def markdown(meta, summary):
         f"| base | {meta.get('base', '?')} |",
         f"| commit | {meta.get('commit', '?')} |",
         f"| accelerator | {meta.get('accel', '?')}, 1 vCPU, `-icount shift=0,sleep=off,align=off` |",
-        f"| repetitions | {meta.get('reps', '?')} boots per kernel, {meta.get('secs', '?')} s per workload |",
+        f"| repetitions | {meta.get('reps', '?')} boots per perf kernel, {meta.get('lock_reps', '?')} per "
+        f"lockstat kernel, {meta.get('secs', '?')} s per workload after a discarded warm-up pass |",
         "",
         "One guest nanosecond is one instruction, so these are instruction counts, not times: "
         "they do not depend on the host's load. Spread is half the min-max range over the "
         "repetitions; the difference from stock carries the two spreads added.",
         "",
-        "Two caveats. A stock boot runs one variant, a series boot six, in an order rotated by "
-        "the repetition, so a series variant's spread includes running first on a freshly "
-        "booted guest in one repetition and not in the other; a discarded warm-up pass would "
-        "remove that. And with `sleep=off` an idle guest's clock jumps to its next timer, so a "
-        "workload that waits (a migration waits for RCU grace periods) counts idle time too: "
-        "`migrate_pingpong` is not an instruction count.",
+        "`migrate_pingpong` waits for RCU grace periods, and with `sleep=off` an idle guest's "
+        "clock jumps to its next timer, so its elapsed time is not an instruction count. Its "
+        "figure is the migrating task's own CPU time per migration (the `write()` to "
+        "`cgroup.procs` and everything it runs), which leaves out the work that RCU callbacks "
+        "and kworkers do later.",
+        "",
+        "## Instructions per operation (perf flavour)",
         "",
     ]
     for w in WORKLOADS:
         by_v = summary.get(w)
         if not by_v:
             continue
-        lines += [f"## {w}", "", "| variant | instructions/op | spread | vs stock |",
+        lines += [f"### {w}", "", "| variant | instructions/op | spread | vs stock |",
                   "| --- | ---: | ---: | ---: |"]
         for v in VARIANTS:
             rec = by_v.get(v)
@@ -97,6 +317,84 @@ def markdown(meta, summary):
             diff = "" if "vs_stock" not in rec else \
                 f"{rec['vs_stock'] * 100:+.2f} % ± {rec['uncertainty'] * 100:.2f} %"
             lines.append(f"| {v} | {rec['median']:.0f} | {rec['spread'] * 100:.2f} % | {diff} |")
+        lines.append("")
+    if budgets:
+        lines += [
+            "## Lock hold budgets (lockstat flavour)",
+            "",
+            "Per operation, for each global lock: acquisitions, and the instructions spent holding "
+            "it, from `/proc/lock_stat` on the lockstat flavour (perf plus `LOCK_STAT`, no "
+            "`PROVE_LOCKING`, no KASAN) under the same icount. *share* is the hold over the "
+            "lockstat kernel's own path length. A lock held for a share *h* of every operation "
+            "caps the whole machine at 1/*h* CPUs' worth of operations, however many CPUs it has. "
+            "`/W` and `/R` are an rwlock's write and read sides; `/-` a spinlock.",
+            "",
+            "lock_stat's bookkeeping runs inside the critical sections too, so the holds are "
+            "inflated; the projection below scales them by the perf path length over the lockstat "
+            "one, which assumes the inflation is proportional.",
+            "",
+        ]
+        for w in WORKLOADS:
+            by_v = budgets.get(w)
+            if not by_v:
+                continue
+            names = sorted({n for rec in by_v.values() for n, f in rec["locks"].items()
+                            if any(r["locks"].get(n, {}).get("acquisitions") for r in by_v.values())},
+                           key=lambda n: ([lk for lk, _ in EXCLUSIVE] + [n]).index(n.split("/")[0]))
+            lines += [f"### {w}", "", "| variant | path (lockstat) | " + " | ".join(
+                f"{n}: acq / hold / share" for n in names) + " |",
+                "| --- | ---: |" + " ---: |" * len(names)]
+            for v in VARIANTS:
+                rec = by_v.get(v)
+                if not rec:
+                    continue
+                cells = []
+                for n in names:
+                    f = rec["locks"].get(n)
+                    cells.append("–" if not f or not f["acquisitions"] else
+                                 f"{f['acquisitions']:.2f} / {f['hold']:.0f} / {f['share'] * 100:.2f} %")
+                lines.append(f"| {v} | {rec['path_lockstat']:.0f} | " + " | ".join(cells) + " |")
+            lines.append("")
+    if proj:
+        lines += [
+            "## Projection: throughput against CPUs (a model, not a measurement)",
+            "",
+            "A closed queueing network solved by exact mean value analysis (`bench/projection.py`): "
+            "each CPU loops over the operation; the work outside the global locks runs in parallel; "
+            "each global lock serves one exclusive holder at a time, for its scaled hold budget. "
+            "Its assumptions are in `projection.py`: hold times do not grow under contention "
+            "(except by the *handoff* term below), rwlock readers do not serialise, and nothing "
+            "else (memory bandwidth, allocators, the scheduler) limits scaling. So it is an upper "
+            "bound on what the locks allow, not a forecast of a machine.",
+            "",
+            "Figures are operations per 10^9 instructions of one CPU; a machine's instruction rate "
+            "(instructions per second per CPU) turns them into operations per second. *handoff* "
+            f"adds that many instructions per exclusive acquisition for moving the lock's cache "
+            f"lines between CPUs ({', '.join(map(str, HANDOFFS))}; 200 is about 100 ns at 2×10^9 "
+            "instructions per second, an assumption, not a measurement).",
+            "",
+        ]
+        for w in WORKLOADS:
+            by_h = proj.get(w)
+            if not by_h:
+                continue
+            lines += [f"### {w}", ""]
+            for handoff, by_v in by_h.items():
+                lines += [f"handoff {handoff}:", "", "| variant | " + " | ".join(
+                    f"{n}" for n in CPUS) + " | bottleneck | ceiling |",
+                    "| --- |" + " ---: |" * len(CPUS) + " --- | ---: |"]
+                for v in VARIANTS:
+                    rec = by_v.get(v)
+                    if not rec:
+                        continue
+                    ceil = f"{rec['ceiling']:,.0f}" if rec["ceiling"] else "–"
+                    lines.append(f"| {v} | " + " | ".join(f"{rec['cpus'][n]:,.0f}" for n in CPUS)
+                                 + f" | {rec['bottleneck'] or '–'} | {ceil} |")
+                lines.append("")
+            for pw, name in plots:
+                if pw == w:
+                    lines += [f"![{w}: projected throughput against CPUs](results/{name})", ""]
+        lines += ["## The projection against published figures", ""] + check_lines(checked)
         lines.append("")
     return "\n".join(lines)
 
@@ -109,11 +407,35 @@ def main():
     summary = summarise(collect(rows))
     if not summary:
         sys.exit("pathlen: no workload results in " + raw)
-    os.makedirs(outdir, exist_ok=True)
+    budgets = summarise_holds(collect_holds(rows), summary)
+    proj = projections(budgets)
+    checked = checks(proj)
+    os.makedirs(os.path.join(outdir, "results"), exist_ok=True)
+    plots = []
+    for w in (SEED["workload"], KOUTNY["workload"]):
+        by_v = proj.get(w, {}).get("0")
+        if not by_v:
+            continue
+        points = []
+        if w == SEED["workload"] and "stock" in by_v:
+            x = by_v["stock"]["cpus"][SEED["cpus"]]
+            points = [(SEED["cpus"], x, "seed 000: stock, 740k (fixes the rate)"),
+                      (SEED["cpus"], x * SEED["seqcount"] / SEED["stock"], "seed 000: seqcount, 790k")]
+        name = f"projection-{w}.svg"
+        svg_projection(os.path.join(outdir, "results", name), w, by_v, points)
+        plots.append((w, name))
     with open(os.path.join(outdir, "pathlen.json"), "w") as f:
-        json.dump({"meta": meta, "instructions_per_op": summary}, f, indent=1, sort_keys=True)
+        json.dump({"meta": meta, "instructions_per_op": summary, "hold_budgets": budgets,
+                   "projection": proj, "checks": checked}, f, indent=1, sort_keys=True)
     with open(os.path.join(outdir, "pathlen.md"), "w") as f:
-        f.write(markdown(meta, summary) + "\n")
+        f.write(markdown(meta, summary, budgets, proj, checked, plots) + "\n")
+    # results.md leads with these figures: rewrite it around the last throughput run.
+    bench_json = os.path.join(outdir, "results", "bench.json")
+    if os.path.exists(bench_json):
+        with open(bench_json) as f:
+            bench = json.load(f)
+        report.write_markdown(bench, os.path.join(outdir, "results.md"),
+                              report.write_plots(bench, os.path.join(outdir, "results")), "results")
 
 
 if __name__ == "__main__":

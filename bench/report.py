@@ -328,6 +328,52 @@ def write_plots(summary, outdir):
     return files
 
 
+def pathlen_section(docdir, plotdir):
+    """The summary of pathlen.json (make bench PATHLEN=1), if there is one."""
+    try:
+        with open(os.path.join(docdir, "pathlen.json")) as f:
+            pl = json.load(f)
+    except FileNotFoundError:
+        return []
+    import pathlen  # here: pathlen imports this module
+    m = pl["meta"]
+    L = ["## Path length, lock hold budgets and a projection", "",
+         f"From `make bench PATHLEN=1` of {m.get('date', '?')} at `{m.get('commit', '?')}`, one vCPU "
+         "under icount: deterministic instruction counts. Every table, and the model's assumptions, "
+         "are in [`pathlen.md`](pathlen.md). *share* is the fraction of an operation's instructions "
+         "spent holding the lock exclusively; 1/share is the most CPUs' worth of operations that "
+         "lock lets through. The projection is a model, not a measurement.", ""]
+    holds, proj = pl.get("hold_budgets", {}), pl.get("projection", {})
+    for w in pathlen.SCALING:
+        ipo = pl["instructions_per_op"].get(w)
+        if not ipo:
+            continue
+        locks = [("css_set_lock", "-"), ("tasklist_lock", "W"), ("pidmap_lock", "-")]
+        L += [f"**{w}**", "", "| variant | instructions/op | vs stock | "
+              + " | ".join(f"{lk} share" for lk, _ in locks)
+              + " | projected bottleneck | projected ratio to stock at 20 / 40 / 128 CPUs |",
+              "|---|---:|---:|" + "---:|" * len(locks) + "---|---:|"]
+        by_v = proj.get(w, {}).get("0", {})
+        for v in VARIANTS:
+            rec = ipo.get(v)
+            if not rec:
+                continue
+            diff = f"{rec['vs_stock'] * 100:+.2f} % ± {rec['uncertainty'] * 100:.2f} %" if "vs_stock" in rec else ""
+            hb = holds.get(w, {}).get(v, {}).get("locks", {})
+            shares = [f"{hb[f'{lk}/{mode}']['share'] * 100:.2f} %" if f"{lk}/{mode}" in hb else "–"
+                      for lk, mode in locks]
+            pr, st = by_v.get(v), by_v.get("stock")
+            ratios = "–" if not pr or not st else " / ".join(
+                f"{pr['cpus'][str(n)] / st['cpus'][str(n)]:.3f}" for n in (20, 40, 128))
+            L.append(f"| {v} | {rec['median']:.0f} | {diff} | " + " | ".join(shares)
+                     + f" | {(pr or {}).get('bottleneck') or '–'} | {ratios} |")
+        L.append("")
+        if os.path.exists(os.path.join(docdir, plotdir, f"projection-{w}.svg")):
+            L += [f"![{w}: projected throughput against CPUs]({plotdir}/projection-{w}.svg)", ""]
+    L += ["Against the published figures:", ""] + pathlen.check_lines(pl.get("checks", [])) + [""]
+    return L
+
+
 def write_markdown(summary, path, plots, plotdir):
     m = summary["meta"]
     accel = m.get("accel", "?")
@@ -349,8 +395,10 @@ def write_markdown(summary, path, plots, plotdir):
          f"| mode | {'QUICK=1 (short run)' if m.get('quick') == '1' else 'full'} |", ""]
     if accel == "tcg":
         L += ["**This run is under TCG (QEMU's emulator, no KVM).** Absolute ops/s are emulation "
-              "figures and say little about hardware. The ratios between variants measured in the "
-              "same run, and the lock counts per operation, are the meaningful figures. With "
+              "figures and say little about hardware, so they are in the appendix. What is robust "
+              "comes first: lock acquisitions per operation (exact counts), and, from "
+              "`make bench PATHLEN=1`, instructions per operation, lock hold budgets and the "
+              "projection built on them. With "
               f"{m.get('host_cpus', '?')} host CPUs, vCPU counts above that are oversubscribed.", ""]
     L += ["Variants, all built from the same config fragments:", ""]
     L += [f"- `{v}`: {VARIANT_TEXT[v]}" for v in VARIANTS]
@@ -369,21 +417,11 @@ def write_markdown(summary, path, plots, plotdir):
         L += [f"- smp={r.get('smp')} {r.get('flavour')} {r.get('kernel')} rep {r.get('rep')}: "
               f"{r.get('why', '?').replace('_', ' ')}" for r in summary["retries"]]
         L.append("")
+    L += pathlen_section(os.path.dirname(path), plotdir)
     for smp in smps:
         L += [f"## {smp} vCPUs", "", "### Targets", ""]
         L += targets(summary, smp) or ["- not enough data for the targets"]
-        L += ["", "### Throughput (perf flavour)", "",
-              "Median, min and max of ops/s over the repetitions; ratio = median / stock median "
-              "(above 1 is faster than stock).", ""]
-        for w in WORKLOADS:
-            rows = [r for v in VARIANTS if (r := find(summary, smp, v, w)) and "median" in r]
-            if not rows:
-                continue
-            L += [f"**{w}**", "", "| variant | median ops/s | min | max | n | ratio to stock |",
-                  "|---|---:|---:|---:|---:|---:|"]
-            L += [f"| {r['variant']} | {fmt(r['median'])} | {fmt(r['min'])} | {fmt(r['max'])} | {r['n']} | "
-                  f"{fmt(r.get('ratio_to_stock'), 3)} |" for r in rows]
-            L.append("")
+        L.append("")
         L += ["### Lock acquisitions per operation (debug flavour, LOCK_STAT)", "",
               "Medians over the lock-statistics repetitions of acquisitions counted by "
               "`/proc/lock_stat` during the measurement, divided by the operations the workload "
@@ -399,23 +437,6 @@ def write_markdown(summary, path, plots, plotdir):
             for r in rows:
                 cells = [fmt(r["locks"].get(lk, {}).get("acquisitions_per_op"), 3) for lk in locks]
                 L.append(f"| {r['variant']} | " + " | ".join(cells) + f" | {', '.join(map(str, r['lock_ops']))} |")
-            L.append("")
-        L += ["### Contention per operation (debug flavour)", "",
-              "Per lock: contentions / wait µs / hold µs, each per operation. Under lockdep and "
-              "KASAN hold times are inflated for every variant alike.", ""]
-        for w in WORKLOADS:
-            rows = [r for v in VARIANTS if (r := find(summary, smp, v, w)) and r["locks"]]
-            if not rows:
-                continue
-            locks = [lk for lk in LOCKS if any(lk in r["locks"] for r in rows)]
-            L += [f"**{w}**", "", "| variant | " + " | ".join(locks) + " |", "|---|" + "---:|" * len(locks)]
-            for r in rows:
-                cells = []
-                for lk in locks:
-                    f = r["locks"].get(lk)
-                    cells.append("–" if not f else
-                                 f"{f['contentions_per_op']:.3f} / {f['wait_us_per_op']:.2f} / {f['hold_us_per_op']:.2f}")
-                L.append(f"| {r['variant']} | " + " | ".join(cells) + " |")
             L.append("")
         L += ["### Clone read and pid freeing counters (debug flavour)", "",
               "From `/sys/kernel/debug/cgroup_clone/stats` and `/sys/kernel/debug/pid_release/stats`, "
@@ -437,9 +458,47 @@ def write_markdown(summary, path, plots, plotdir):
         L.append("")
     L += ["## Plots", ""]
     for w, name, kind in plots:
-        what = "median ops/s against vCPUs" if kind == "ops" else "lock acquisitions per operation"
-        L.append(f"![{w}: {what}]({plotdir}/{name})")
-        L.append("")
+        if kind == "locks":
+            L += [f"![{w}: lock acquisitions per operation]({plotdir}/{name})", ""]
+    L += ["## Appendix: wall-clock throughput", "",
+          "These figures are wall-clock operations per second. Under TCG they are emulation "
+          "figures, and repeated runs on this 2-CPU host have differed by about ±15 % for the same "
+          "kernel, more than most differences between variants; no claim rests on them. Under "
+          "lockdep and KASAN (the debug flavour) hold and wait times are inflated for every "
+          "variant alike.", ""]
+    for smp in smps:
+        L += [f"### {smp} vCPUs: throughput (perf flavour)", "",
+              "Median, min and max of ops/s over the repetitions; ratio = median / stock median "
+              "(above 1 is faster than stock).", ""]
+        for w in WORKLOADS:
+            rows = [r for v in VARIANTS if (r := find(summary, smp, v, w)) and "median" in r]
+            if not rows:
+                continue
+            L += [f"**{w}**", "", "| variant | median ops/s | min | max | n | ratio to stock |",
+                  "|---|---:|---:|---:|---:|---:|"]
+            L += [f"| {r['variant']} | {fmt(r['median'])} | {fmt(r['min'])} | {fmt(r['max'])} | {r['n']} | "
+                  f"{fmt(r.get('ratio_to_stock'), 3)} |" for r in rows]
+            L.append("")
+        L += [f"### {smp} vCPUs: contention per operation (debug flavour)", "",
+              "Per lock: contentions / wait µs / hold µs, each per operation. Under lockdep and "
+              "KASAN hold times are inflated for every variant alike.", ""]
+        for w in WORKLOADS:
+            rows = [r for v in VARIANTS if (r := find(summary, smp, v, w)) and r["locks"]]
+            if not rows:
+                continue
+            locks = [lk for lk in LOCKS if any(lk in r["locks"] for r in rows)]
+            L += [f"**{w}**", "", "| variant | " + " | ".join(locks) + " |", "|---|" + "---:|" * len(locks)]
+            for r in rows:
+                cells = []
+                for lk in locks:
+                    f = r["locks"].get(lk)
+                    cells.append("–" if not f else
+                                 f"{f['contentions_per_op']:.3f} / {f['wait_us_per_op']:.2f} / {f['hold_us_per_op']:.2f}")
+                L.append(f"| {r['variant']} | " + " | ".join(cells) + " |")
+            L.append("")
+    for w, name, kind in plots:
+        if kind == "ops":
+            L += [f"![{w}: median ops/s against vCPUs]({plotdir}/{name})", ""]
     with open(path, "w") as f:
         f.write("\n".join(L).rstrip() + "\n")
 

@@ -54,8 +54,8 @@ log() { echo "kernel: $*" >&2; }
 
 check_inputs() {
 	case $FLAVOR in
-	perf|debug) ;;
-	*) die "unknown FLAVOR '$FLAVOR' (expected perf or debug)" ;;
+	perf|debug|lockstat) ;;
+	*) die "unknown FLAVOR '$FLAVOR' (expected perf, debug or lockstat)" ;;
 	esac
 	[ -f "$TARBALL" ] || die "kernel source tarball $TARBALL not found (run make deps, or set TARBALL=/path/to/linux-source-7.3.tar.xz)"
 	[ -f "$SERIES_DIR/series" ] || die "no series file in $SERIES_DIR"
