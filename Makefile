@@ -20,7 +20,7 @@ BZIMAGE = $(KDIR)/arch/x86/boot/bzImage
 INITRD := $(OUT)/$(FLAVOR)/initramfs.cpio.gz
 KBUILD_MODULE = scripts/kbuild-module.sh $(KDIR) $(CURDIR)
 
-.PHONY: all deps kernel module selftests initramfs run check bench conformance soak lint vm devtree patches patches-check clean
+.PHONY: all deps kernel module twins selftests initramfs run check bench conformance soak lint vm devtree patches patches-check clean
 all: initramfs
 
 deps:
@@ -35,9 +35,15 @@ module: kernel
 selftests: kernel
 	@$(MAKE) -s -C selftests/forkscale KSRC=$(KSRC) KHDR=$(KHDR) OUT=$(OUT)/selftests
 
-initramfs: module selftests
+# forkscale.ko with one defect each (tests/twins.txt), which make check's tests
+# must catch (selftests/forkscale/twins.sh).
+TWINS_DIR = $(OUT)/$(FLAVOR)/twins
+twins: module
+	@scripts/build-twins.sh $(KDIR) $(TWINS_DIR)
+
+initramfs: module selftests twins
 	@mkdir -p $(dir $(INITRD))
-	@qemu/mkinitramfs.sh $(INITRD) $(OUT)/selftests rust/forkscale.ko \
+	@TWINS=$(TWINS_DIR) qemu/mkinitramfs.sh $(INITRD) $(OUT)/selftests rust/forkscale.ko \
 		$(KDIR)/samples/rust/rust_seqlock.ko \
 		tests/modules/forkscale_leaky.ko
 

@@ -422,6 +422,9 @@ def write_markdown(summary, path, plots, plotdir):
         L += [f"## {smp} vCPUs", "", "### Targets", ""]
         L += targets(summary, smp) or ["- not enough data for the targets"]
         L.append("")
+        if not any(r["locks"] for r in summary["records"] if r["smp"] == smp):
+            L += ["No lock statistics in this run (`LOCK_REPS=0`).", ""]
+            continue
         L += ["### Lock acquisitions per operation (debug flavour, LOCK_STAT)", "",
               "Medians over the lock-statistics repetitions of acquisitions counted by "
               "`/proc/lock_stat` during the measurement, divided by the operations the workload "
@@ -479,6 +482,8 @@ def write_markdown(summary, path, plots, plotdir):
             L += [f"| {r['variant']} | {fmt(r['median'])} | {fmt(r['min'])} | {fmt(r['max'])} | {r['n']} | "
                   f"{fmt(r.get('ratio_to_stock'), 3)} |" for r in rows]
             L.append("")
+        if not any(r["locks"] for r in summary["records"] if r["smp"] == smp):
+            continue
         L += [f"### {smp} vCPUs: contention per operation (debug flavour)", "",
               "Per lock: contentions / wait µs / hold µs, each per operation. Under lockdep and "
               "KASAN hold times are inflated for every variant alike.", ""]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the guest initramfs: static busybox, our init and runners, the static
 # test binaries and the modules (installed as /lib/modules/<name>.ko).
-#   mkinitramfs.sh <output.cpio.gz> <test-bin-dir> <module.ko>...
+#   [TWINS=<dir>] mkinitramfs.sh <output.cpio.gz> <test-bin-dir> <module.ko>...
 set -euo pipefail
 out=$1 tests=$2
 shift 2
@@ -21,6 +21,13 @@ cp -a "$tests"/. "$root/forkscale/tests/"
 mv "$root/forkscale/tests/tests.list" "$root/forkscale/tests.list"
 for ko in "$@"; do
 	install -m 0644 "$ko" "$root/lib/modules/"
+done
+# The broken twins of forkscale.ko (scripts/build-twins.sh) and their list, for
+# selftests/forkscale/twins.sh.
+install -m 0644 "$here/../tests/twins.txt" "$root/forkscale/twins.txt"
+for twin in "${TWINS:-/nonexistent}"/*/forkscale.ko; do
+	[ -f "$twin" ] || continue
+	install -D -m 0644 "$twin" "$root/lib/modules/twins/$(basename "$(dirname "$twin")")/forkscale.ko"
 done
 (cd "$root" && find . -print0 | sort -z | cpio --null -o -H newc --quiet) | gzip -1 > "$out.tmp"
 mv "$out.tmp" "$out"

@@ -67,6 +67,12 @@ struct Forkscale {
 impl kernel::Module for Forkscale {
     fn init(module: &'static ThisModule) -> Result<Self> {
         let read = module_parameters::clone_read.value();
+        // Broken twin for `make check` (tests/twins.txt): ignores the parameter.
+        #[cfg(forkscale_twin_ignores_clone_read)]
+        let read = {
+            let _ = read;
+            0
+        };
         let batch = module_parameters::pid_batch.value();
         let delay = module_parameters::pid_max_delay_ms.value();
         // Check everything before changing anything.

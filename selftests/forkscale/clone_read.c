@@ -246,6 +246,39 @@ TEST_F_TIMEOUT(clone_read, fork_vs_kill, 900)
 	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, stats_line());
 }
 
+/*
+ * A kill reaches what is in the cgroup when it is written and the forks it
+ * overlaps, nothing later: a task started in C after a kill of C forks a child
+ * that must live. The read's kill_seq snapshot decides this; a read that took
+ * none would have cgroup_post_fork() kill the child.
+ */
+TEST_F(clone_read, fork_after_kill_survives)
+{
+	int cgfd = open_cgroup(CG_C), status;
+	pid_t f;
+
+	ASSERT_LE(0, cgfd);
+	ASSERT_EQ(0, write_str(CGROOT "/" CG_C "/cgroup.kill", "1"));
+	ASSERT_EQ(0, wait_unpopulated(CG_C, 10000));
+	f = clone_into(cgfd);
+	ASSERT_LE(0, f);
+	if (f == 0) {
+		pid_t c = fork();
+
+		if (c == 0)
+			_exit(0);
+		if (c < 0 || waitpid(c, &status, 0) != c)
+			_exit(2);
+		/* 3: the child was killed */
+		_exit(WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : 3);
+	}
+	close(cgfd);
+	ASSERT_EQ(f, waitpid(f, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	impl_was_used(_metadata, variant->impl);
+}
+
 /* clone3(CLONE_INTO_CGROUP) from a parent that migrates between A and B. */
 TEST_F_TIMEOUT(clone_read, clone_into_cgroup_vs_migrate, 300)
 {
