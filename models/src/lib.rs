@@ -3,6 +3,8 @@
 //!
 //! - [`clone_seq`]: the lockless clone-time css_set read against migrations,
 //!   `cgroup.kill` and the last put with its RCU-deferred free;
+//! - [`clone_switch`]: switching the clone read at run time: the rwlock read's
+//!   writer key on and off, a module registering and unregistering;
 //! - [`pid_free`]: deferred, batched pid freeing against allocation, exhaustion and
 //!   namespace teardown.
 //!
@@ -10,6 +12,7 @@
 //! mutant) and assert that the checker then finds a failing interleaving.
 
 pub mod clone_seq;
+pub mod clone_switch;
 pub mod pid_free;
 
 /// Runs a check that must fail and returns its failure message, so a mutant's test
