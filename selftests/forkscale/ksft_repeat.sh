@@ -1,0 +1,38 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Evidence for ksft-known-failures.txt: runs kernel selftest suites again and
+# again under one clone read and counts, case by case, how often each passed.
+# Not in make check's list: tests/ksft_flakes.sh boots it. Environment (from
+# the kernel command line): FORKSCALE_KSFT_SUITES (comma list, default the
+# cgroup suites), FORKSCALE_KSFT_RUNS (default 10), FORKSCALE_KSFT_IMPL
+# (default locked).
+dir=/forkscale/tests/ksft
+suites=$(echo "${FORKSCALE_KSFT_SUITES:-cgroup/test_core,cgroup/test_kill,cgroup/test_freezer,cgroup/test_pids}" | tr , ' ')
+runs=${FORKSCALE_KSFT_RUNS:-10}
+impl=${FORKSCALE_KSFT_IMPL:-locked}
+out=/tmp/ksft_repeat
+mkdir -p $out
+echo "$impl" > /proc/sys/kernel/cgroup_clone_read || exit 1
+echo 4096 > /proc/sys/kernel/pid_max
+: > $out/results
+for t in $suites; do
+	name=$(echo "$t" | tr / _)
+	: > "$out/$name"
+	for run in $(seq "$runs"); do
+		(cd "$dir/${t%/*}" && timeout -s KILL 300 "./${t#*/}") < /dev/null > "$out/$name.log" 2>&1
+		sed -nE 's/^((not )?ok) [0-9]+ (- )?([^#]*[^ #]).*/\1|\4/p' "$out/$name.log" >> "$out/$name"
+		grep -q '^not ok' "$out/$name.log" && cp "$out/$name.log" "$out/$name.fail$run"
+	done
+	# One line per case: how many of the runs it passed.
+	cut -d'|' -f2 "$out/$name" | awk '!seen[$0]++' | while IFS= read -r c; do
+		echo "$t $c: passed $(grep -cxF "ok|$c" "$out/$name") of $runs under $impl"
+	done >> $out/results
+	for f in "$out/$name".fail*; do
+		[ -f "$f" ] || continue
+		echo "# $t: a failing run ($f):"
+		grep -E '^(not ok|# )' "$f" | head -n 20 | sed 's/^/#   /'
+	done
+done
+echo "TAP version 13"
+echo "1..$(wc -l < $out/results)"
+awk '{ print "ok " NR " " $0 }' $out/results
