@@ -6,7 +6,8 @@
  * soak: every fork and exit path at once for FORKSCALE_SOAK_SECS (default 60):
  * thread and process storms, migrations of a forking task, cgroup.kill of a
  * forking cgroup, clone3(CLONE_INTO_CGROUP), nested pid namespaces, pid_max
- * pressure and load/unload cycles of the module. Then: the css_sets and the
+ * pressure, load/unload cycles of the module and switches of the built-in
+ * clone read. Then: the css_sets and the
  * usable pid numbers under a lowered pid_max (free or held by a live task) are
  * back at their baselines and complete, and every
  * unload logged freed == queued with nothing pending. The guest's console is
@@ -28,11 +29,11 @@
 
 #define FAULT "/sys/kernel/debug/"
 enum { THREADS, FORKS, FORK_ERRORS, MIGRATIONS, KILLS, CLONE3S, NAMESPACES,
-       MODULE_CYCLES, BATCHING_CYCLES, PID_MAX_FLIPS, NR_COUNTS };
+       MODULE_CYCLES, BATCHING_CYCLES, PID_MAX_FLIPS, READ_SWITCHES, NR_COUNTS };
 static const char *const count_names[] = {
 	"thread create+join", "fork+exit", "fork errors (EAGAIN/ENOMEM)", "migrations",
 	"cgroup.kill", "clone3 into cgroup", "nested pid namespaces", "module load+unload",
-	"  of which with batching", "pid_max changes",
+	"  of which with batching", "pid_max changes", "clone read switches",
 };
 
 struct soak_shared {
@@ -241,9 +242,31 @@ static void pid_max_pressure(void)
 	write_str(PID_MAX, saved);
 }
 
+/*
+ * The sysctl switched between the built-ins every 20 ms, under the storms,
+ * migrations and kills: each switch patches the fork path's static call, and to
+ * or from rwlock turns the moves' write side on or off. While the module is
+ * loaded a switch is refused with EBUSY; any other error is a failure.
+ */
+static void read_switches(void)
+{
+	static const char *const impls[] = { "pinned", "rwlock", "seqcount", "locked" };
+	unsigned int i;
+	int ret;
+
+	for (i = 0; !sh->stop; i++) {
+		ret = write_str(SYSCTL, impls[i % 4]);
+		if (!ret)
+			__sync_fetch_and_add(&sh->count[READ_SWITCHES], 1);
+		else if (ret != -EBUSY)
+			sh->bad_errno = -ret;
+		usleep(20000);
+	}
+}
+
 static void (*const workers[])(void) = {
 	thread_storm, thread_storm, fork_storm, migrations, kills, clone3s, namespaces,
-	module_cycles, pid_max_pressure,
+	module_cycles, pid_max_pressure, read_switches,
 };
 #define NR_WORKERS (sizeof(workers) / sizeof(workers[0]))
 
@@ -370,6 +393,7 @@ TEST_F_TIMEOUT(soak, everything_at_once, 7200)
 
 	run_workers(secs);
 	unload_module();
+	EXPECT_EQ(0, write_str(SYSCTL, "locked"));
 	for (i = 0; i < NR_COUNTS; i++)
 		TH_LOG("%-28s %llu", count_names[i], sh->count[i]);
 	for (i = 0; i < NR_COUNTS; i++)
