@@ -83,8 +83,9 @@ bench: $(if $(PREBUILT),,deps)
 	@OUT='$(OUT)' bench/bench.sh $(OUT)/bench
 
 # Lookups by pid number on the series (without the module and under each
-# batching setting) against a boot of stock 7.3: builds the stock debug kernel
-# (cached; make bench builds it too), so it is not part of check.
+# batching setting), and the kernel's own selftests, against a boot of stock
+# 7.3: builds the stock debug kernel (cached; make bench builds it too), so it
+# is not part of check.
 conformance: initramfs
 	@if [ "$(FLAVOR)" != debug ]; then echo "conformance: needs FLAVOR=debug" >&2; exit 2; fi
 	@FLAVOR=debug $(STOCK_KERNEL) build > /dev/null

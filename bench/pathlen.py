@@ -19,7 +19,7 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from projection import EXCLUSIVE, bottleneck, project  # noqa: E402
+from projection import LOCKS, bottleneck, project  # noqa: E402
 import report  # noqa: E402
 from report import COLORS, VARIANTS, WORKLOADS, parse  # noqa: E402
 
@@ -77,6 +77,9 @@ def collect_holds(rows):
         s = reps[(r["variant"], r["workload"], r["rep"])]
         if r["kind"] == "result":
             s["ops"], s["rate"] = int(r["ops"]), float(r["ops_per_sec"])
+            if r["workload"] == "migrate_pingpong" and "task_cpu_s" in r:
+                # As in collect(): the migrating task's CPU time, not the idle-inflated clock.
+                s["rate"] = s["ops"] / float(r["task_cpu_s"]) if float(r["task_cpu_s"]) > 0 else 0.0
         elif r["kind"] == "lock":
             s["locks"][(r["class"], r["mode"])] = (int(r["acquisitions"]), float(r["hold_us"]) * 1000)
     out = {}
@@ -140,6 +143,12 @@ def summarise_holds(holds, summary):
             }
         out.setdefault(w, {})[v] = {"path_lockstat": path, "path_perf": perf, "locks": locks}
     return out
+
+
+def exclusive_share(locks, lock):
+    """The share of an operation spent holding @lock exclusively, or None if never held."""
+    shares = [locks[f"{lock}/{mode}"]["share"] for mode in ("-", "W") if f"{lock}/{mode}" in locks]
+    return sum(shares) if shares else None
 
 
 def model_inputs(rec):
@@ -340,7 +349,7 @@ def markdown(meta, summary, budgets, proj, checked, plots):
                 continue
             names = sorted({n for rec in by_v.values() for n, f in rec["locks"].items()
                             if any(r["locks"].get(n, {}).get("acquisitions") for r in by_v.values())},
-                           key=lambda n: ([lk for lk, _ in EXCLUSIVE] + [n]).index(n.split("/")[0]))
+                           key=lambda n: (list(LOCKS) + [n]).index(n.split("/")[0]))
             lines += [f"### {w}", "", "| variant | path (lockstat) | " + " | ".join(
                 f"{n}: acq / hold / share" for n in names) + " |",
                 "| --- | ---: |" + " ---: |" * len(names)]

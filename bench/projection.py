@@ -21,8 +21,11 @@ Throughput comes out in operations per instruction; a machine's instruction
 rate (instructions per second per CPU) turns it into operations per second.
 """
 
-EXCLUSIVE = (("css_set_lock", "-"), ("pidmap_lock", "-"), ("tasklist_lock", "W"),
-             ("css_set_clone_lock", "W"))
+# The global locks, and lock_stat's modes that hold one exclusively: "-" is a
+# spinlock, or an rwlock taken only for writing; "W" its write side when it was
+# also read ("R").
+LOCKS = ("css_set_lock", "pidmap_lock", "tasklist_lock", "css_set_clone_lock")
+EXCLUSIVE = tuple((lock, mode) for lock in LOCKS for mode in ("-", "W"))
 
 
 def mva(think, demands, n_max):
@@ -52,7 +55,7 @@ def stations(path, holds, acquisitions, handoff=0.0):
     demands = {}
     for key in EXCLUSIVE:
         if key in holds:
-            demands[key[0]] = holds[key] + handoff * acquisitions.get(key, 0.0)
+            demands[key[0]] = demands.get(key[0], 0.0) + holds[key] + handoff * acquisitions.get(key, 0.0)
     think = path - sum(holds.get(k, 0.0) for k in EXCLUSIVE)
     if think <= 0:
         raise ValueError("lock holds exceed the path length")

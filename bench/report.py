@@ -348,9 +348,9 @@ def pathlen_section(docdir, plotdir):
         ipo = pl["instructions_per_op"].get(w)
         if not ipo:
             continue
-        locks = [("css_set_lock", "-"), ("tasklist_lock", "W"), ("pidmap_lock", "-")]
+        locks = ["css_set_lock", "tasklist_lock", "pidmap_lock"]
         L += [f"**{w}**", "", "| variant | instructions/op | vs stock | "
-              + " | ".join(f"{lk} share" for lk, _ in locks)
+              + " | ".join(f"{lk} share" for lk in locks)
               + " | projected bottleneck | projected ratio to stock at 20 / 40 / 128 CPUs |",
               "|---|---:|---:|" + "---:|" * len(locks) + "---|---:|"]
         by_v = proj.get(w, {}).get("0", {})
@@ -360,8 +360,8 @@ def pathlen_section(docdir, plotdir):
                 continue
             diff = f"{rec['vs_stock'] * 100:+.2f} % ± {rec['uncertainty'] * 100:.2f} %" if "vs_stock" in rec else ""
             hb = holds.get(w, {}).get(v, {}).get("locks", {})
-            shares = [f"{hb[f'{lk}/{mode}']['share'] * 100:.2f} %" if f"{lk}/{mode}" in hb else "–"
-                      for lk, mode in locks]
+            shares = ["–" if (x := pathlen.exclusive_share(hb, lk)) is None else f"{x * 100:.2f} %"
+                      for lk in locks]
             pr, st = by_v.get(v), by_v.get("stock")
             ratios = "–" if not pr or not st else " / ".join(
                 f"{pr['cpus'][str(n)] / st['cpus'][str(n)]:.3f}" for n in (20, 40, 128))
@@ -542,10 +542,55 @@ def cover_summary(path):
             out.append(f"  module: {cr['lockless_pct']:.2f} % of clone reads lockless,")
             out.append(f"  {pr['pids_per_batch']} pids per pidmap_lock batch.")
         out.append("")
+    out += pathlen_summary(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(path))), "pathlen.json"))
     if m.get("accel") == "tcg":
         out.append("Under TCG, throughput is an emulation figure and is left out here;")
-        out.append("the lock counts are exact.")
+        out.append("the lock counts and instruction counts are exact.")
     print("\n".join(out).rstrip())
+
+
+def pathlen_summary(path):
+    """Cover-letter lines from pathlen.json: path length, hold budgets, projection."""
+    try:
+        with open(path) as f:
+            pl = json.load(f)
+    except FileNotFoundError:
+        return []
+    import pathlen  # here: pathlen imports this module
+    m, w = pl["meta"], "threadspawn"
+    ipo = pl["instructions_per_op"].get(w, {})
+    holds = pl.get("hold_budgets", {}).get(w, {})
+    proj = pl.get("projection", {}).get(w, {}).get("0", {})
+    out = [f"make bench PATHLEN=1 of {m.get('date', '?')}, forkscale {m.get('commit', '?')}:",
+           "one vCPU under QEMU's icount, where a guest nanosecond is one",
+           "instruction. Per thread create+exit: instructions, the share of",
+           "them spent holding each lock (lockstat flavour), and the",
+           "projected bottleneck (a queueing model on those, not a",
+           "measurement; Documentation/pathlen.md states its assumptions):", "",
+           "                instr/op  vs stock  css_set  tasklist  pidmap  bottleneck"]
+    for v in VARIANTS:
+        r = ipo.get(v)
+        if not r:
+            continue
+        diff = f"{r['vs_stock'] * 100:+.1f}%" if "vs_stock" in r else ""
+        hb = holds.get(v, {}).get("locks", {})
+        cells = "".join(f"{'-':>9}" if (x := pathlen.exclusive_share(hb, k)) is None else f"{x * 100:8.2f}%"
+                        for k in ("css_set_lock", "tasklist_lock", "pidmap_lock"))
+        out.append(f"  {v:<14}{r['median']:9.0f}{diff:>10}{cells}  {(proj.get(v) or {}).get('bottleneck') or '-'}")
+    out.append("")
+    for c in pl.get("checks", []):
+        if c["handoff"] != "0":
+            continue
+        if c["source"] == "seed 000":
+            out += [f"Against seed 000 ({c['cpus']} cores): published stock -> seqcount",
+                    f"{pathlen.pct(c['published_ratio'])}, projected {pathlen.pct(c['projected_ratio'])}."]
+        else:
+            pub = ", ".join(f"{v} {pathlen.pct(x)}" for v, x in c["published"].items() if v != "locked")
+            prj = ", ".join(f"{v} {pathlen.pct(x)}" for v, x in c["projected"].items() if v != "locked")
+            out += [f"Against Koutny's clone_processes ({c['cpus']} CPUs), vs locked:",
+                    f"published {pub}; projected {prj}."]
+    out.append("")
+    return out
 
 
 def main():
