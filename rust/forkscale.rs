@@ -66,6 +66,9 @@ struct Forkscale {
 
 impl kernel::Module for Forkscale {
     fn init(module: &'static ThisModule) -> Result<Self> {
+        // Every broken twin says so (tests/twins.txt), so its test knows it ran.
+        #[cfg(forkscale_twin)]
+        pr_info!("broken twin\n");
         let read = module_parameters::clone_read.value();
         // Broken twin for `make check` (tests/twins.txt): ignores the parameter.
         #[cfg(forkscale_twin_ignores_clone_read)]

@@ -10,8 +10,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 build() { # <name>
 	local dir=$out/$1
-	if [ -f "$dir/forkscale.ko" ] &&
-	   [ -z "$(find "$top/rust" "$kdir/.done" -newer "$dir/forkscale.ko" -print -quit)" ]; then
+	# Rebuilt when the kernel build, rust/ or this script changed since.
+	if [ -f "$dir/forkscale.ko" ] && [ "$(cat "$dir/kdir" 2>/dev/null)" = "$kdir" ] &&
+	   [ -z "$(find "$top/rust" "$kdir/.done" "$0" -newer "$dir/forkscale.ko" -print -quit)" ]; then
 		return
 	fi
 	rm -rf "$dir/src"
@@ -19,17 +20,21 @@ build() { # <name>
 	cp "$top"/rust/*.rs "$dir/src/rust/"
 	echo 'obj-m := rust/forkscale.o' > "$dir/src/Kbuild"
 	"$top/scripts/kbuild-module.sh" "$kdir" "$dir/src" -s modules \
-		KRUSTFLAGS="--cfg=forkscale_twin_$1" > "$dir/build.log" 2>&1 ||
+		KRUSTFLAGS="--cfg=forkscale_twin --cfg=forkscale_twin_$1" > "$dir/build.log" 2>&1 ||
 		{ echo "twins: building $1 failed:" >&2; cat "$dir/build.log" >&2; return 1; }
 	cp "$dir/src/rust/forkscale.ko" "$dir/forkscale.ko"
+	echo "$kdir" > "$dir/kdir"
 }
 names=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/|.*//' "$top/tests/twins.txt")
-# Two at a time: each is one rustc crate build, mostly single-threaded.
-pids=()
+# As many at a time as there are CPUs: each is one rustc crate build, mostly
+# single-threaded.
+pids=() rc=0
 for name in $names; do
 	build "$name" & pids+=($!)
-	if [ ${#pids[@]} -ge "$(nproc)" ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
+	if [ ${#pids[@]} -ge "$(nproc)" ]; then
+		wait "${pids[0]}" || rc=1
+		pids=("${pids[@]:1}")
+	fi
 done
-rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
 exit $rc

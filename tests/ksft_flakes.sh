@@ -14,7 +14,7 @@ mkdir -p "$out/tests"
 cp -a "$tests"/. "$out/tests/"
 echo ksft_repeat.sh > "$out/tests/tests.list"
 "$top/qemu/mkinitramfs.sh" "$out/initramfs.cpio.gz" "$out/tests"
-TIMEOUT=${TIMEOUT:-3600} "$top/qemu/run-vm.sh" "$kernel" "$out/initramfs.cpio.gz" "$out/vm" check \
+TIMEOUT=${TIMEOUT:-7500} "$top/qemu/run-vm.sh" "$kernel" "$out/initramfs.cpio.gz" "$out/vm" check \
 	FORKSCALE_KSFT_SUITES="$suites" FORKSCALE_KSFT_RUNS="${RUNS:-10}" \
 	FORKSCALE_KSFT_IMPL="${IMPL:-locked}" FORKSCALE_TEST_TIMEOUT=7200 || true
 grep -a '^ok ' "$out/vm/results.log" | sed -E 's/^ok [a-z_.]+: //'

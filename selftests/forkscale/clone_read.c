@@ -88,9 +88,37 @@ FIXTURE_VARIANT_ADD(clone_read, rwlock) { .impl = "rwlock", .kill_iters = 1000 }
 FIXTURE_VARIANT_ADD(clone_read, module) { .impl = "module", .kill_iters = 3000 };
 FIXTURE_VARIANT_ADD(clone_read, module_pinned) { .impl = "module-pinned", .kill_iters = 1000 };
 
+/* Where the first test of an implementation leaves the baseline for the rest. */
+static void baseline_path(char *path, size_t size, pid_t harness, const char *impl)
+{
+	snprintf(path, size, "/tmp/forkscale_css_sets.%d.%s", (int)harness, impl);
+}
+
+/*
+ * The harness's pid, recorded before it forks a child per test (and a
+ * grandchild for each TEST_F): it names this run's baseline files. A file an
+ * earlier process with the same pid left behind is removed first.
+ */
+static pid_t harness_pid;
+
+static void __attribute__((constructor)) record_harness(void)
+{
+	static const char *const impls[] = {
+		"locked", "pinned", "seqcount", "rwlock", "module", "module-pinned",
+	};
+	char path[128];
+	size_t i;
+
+	harness_pid = getpid();
+	for (i = 0; i < sizeof(impls) / sizeof(impls[0]); i++) {
+		baseline_path(path, sizeof(path), harness_pid, impls[i]);
+		unlink(path);
+	}
+}
+
 /*
  * The first value @now this run of the harness saw for @impl. Each test runs
- * in a child of the harness, so it is kept in a file named after the harness.
+ * in a descendant of the harness, so it is kept in a file.
  */
 static int run_baseline(const char *impl, int now)
 {
@@ -98,7 +126,7 @@ static int run_baseline(const char *impl, int now)
 	FILE *f;
 	int first;
 
-	snprintf(path, sizeof(path), "/tmp/forkscale_css_sets.%d.%s", (int)getppid(), impl);
+	baseline_path(path, sizeof(path), harness_pid, impl);
 	f = fopen(path, "r");
 	if (f) {
 		if (fscanf(f, "%d", &first) != 1)
@@ -355,18 +383,30 @@ TEST_F_TIMEOUT(clone_read, clone_into_cgroup_vs_migrate, 300)
 /* Runs last for each variant: what the races left behind. */
 TEST_F(clone_read, css_sets_back_to_baseline)
 {
-	pid_t p = fork();
-	int i;
+	int go[2], i;
+	pid_t p;
+	char c;
 
+	ASSERT_EQ(0, pipe(go));
+	p = fork();
 	ASSERT_LE(0, p);
 	if (p == 0) {
-		/* a css_set for B exists only while someone uses it */
+		/*
+		 * A css_set for B exists only while someone uses it. The forks
+		 * wait for the move, so they all read B's css_set.
+		 */
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
 		for (i = 0; i < 100; i++)
 			if (!fork())
 				_exit(0);
 		_exit(0);
 	}
+	close(go[0]);
 	ASSERT_EQ(0, move_pid(CG_B, p));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
 	/*
 	 * Reap p and every orphan it left (we are their subreaper): a zombie
 	 * still pins its css_set.

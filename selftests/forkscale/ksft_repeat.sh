@@ -20,7 +20,9 @@ for t in $suites; do
 	: > "$out/$name"
 	for run in $(seq "$runs"); do
 		(cd "$dir/${t%/*}" && timeout -s KILL 300 "./${t#*/}") < /dev/null > "$out/$name.log" 2>&1
-		sed -nE 's/^((not )?ok) [0-9]+ (- )?([^#]*[^ #]).*/\1|\4/p' "$out/$name.log" >> "$out/$name"
+		# a skipped case is neither a pass nor a failure
+		sed -nE -e 's/^ok [0-9]+ (- )?([^#]*[^ #]) *# SKIP.*/skip|\2/p; t' \
+			-e 's/^((not )?ok) [0-9]+ (- )?([^#]*[^ #]).*/\1|\4/p' "$out/$name.log" >> "$out/$name"
 		grep -q '^not ok' "$out/$name.log" && cp "$out/$name.log" "$out/$name.fail$run"
 	done
 	# One line per case: how many of the runs it passed.

@@ -22,18 +22,30 @@ echo "$twins" | while IFS='|' read -r name test pattern; do
 		continue
 	fi
 	rmmod forkscale 2>/dev/null
+	if [ -d /sys/module/forkscale ]; then
+		echo "not ok $n $what # forkscale is loaded and does not unload"
+		continue
+	fi
 	if ! mount --bind "$twin" $ko; then
 		echo "not ok $n $what # cannot put the twin in place"
 		continue
 	fi
+	mark="forkscale twins: $name starts"
+	echo "$mark" > /dev/kmsg
 	echo "forkscale: twin $name: $test" > /dev/console
 	(cd /forkscale/tests && timeout 900 sh -c "$test") < /dev/null > $out 2>&1
 	rc=$?
 	rmmod forkscale 2>/dev/null
 	umount $ko
 	sed "s/^/twin $name: /" $out > /dev/console
+	# Every twin logs "broken twin" at init (build-twins.sh's --cfg forkscale_twin).
+	loaded=$(dmesg | sed -n "/$mark/,\$p" | grep -c 'forkscale: broken twin')
 	if cmp -s "$twin" $ko; then
 		echo "not ok $n $what # the real forkscale.ko is not back"
+	elif [ -d /sys/module/forkscale ]; then
+		echo "not ok $n $what # the twin is still loaded after its test"
+	elif [ "$loaded" -eq 0 ]; then
+		echo "not ok $n $what # the twin never loaded"
 	elif grep -qE "$pattern" $out; then
 		echo "ok $n $what"
 		echo "# $name: $test failed (exit status $rc): $(grep -E "$pattern" $out | head -n 1)"
