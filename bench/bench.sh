@@ -25,7 +25,7 @@ else
 fi
 # PATHLEN=1: instructions per operation. One vCPU under QEMU's icount, where a
 # guest nanosecond is one instruction, so the figures are deterministic; the
-# perf kernels only, no lock-statistics boots.
+# perf kernels, and the lockstat kernels for the lock hold budgets.
 # Lock hold budgets come from the lockstat flavour (perf plus LOCK_STAT) in the
 # same mode: lock_stat's hold times are then instruction counts too.
 pathlen=${PATHLEN:-0}
@@ -95,7 +95,8 @@ raw=$out/raw.txt
 	echo "meta host_cpus=$(nproc)"
 	echo "meta host_cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | tr ' ' _)"
 	echo "meta qemu=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([^ ]*\).*/\1/p')"
-	echo "meta tcg_thread=${TCG_THREAD:-multi}"
+	# run-vm.sh runs icount on one TCG thread whatever TCG_THREAD says.
+	[ "$pathlen" = 1 ] && echo "meta tcg_thread=single" || echo "meta tcg_thread=${TCG_THREAD:-multi}"
 	if [ -n "${PREBUILT:-}" ]; then
 		# The host that built the images wrote their commit and base.
 		cat "$PREBUILT/meta"

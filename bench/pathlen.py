@@ -81,7 +81,11 @@ def collect_holds(rows):
                 # As in collect(): the migrating task's CPU time, not the idle-inflated clock.
                 s["rate"] = s["ops"] / float(r["task_cpu_s"]) if float(r["task_cpu_s"]) > 0 else 0.0
         elif r["kind"] == "lock":
-            s["locks"][(r["class"], r["mode"])] = (int(r["acquisitions"]), float(r["hold_us"]) * 1000)
+            # lock_stat prints an rwlock taken only for writing as "-", one also read as
+            # "W" and "R": "-" and "W" are both exclusive holds, "W" here.
+            key = (r["class"], "R" if r["mode"] == "R" else "W")
+            acq, hold = s["locks"].get(key, (0, 0.0))
+            s["locks"][key] = (acq + int(r["acquisitions"]), hold + float(r["hold_us"]) * 1000)
     out = {}
     keys = {k for s in reps.values() for k in s["locks"]}
     for (v, w, _), s in sorted(reps.items()):
@@ -138,6 +142,7 @@ def summarise_holds(holds, summary):
             hold = statistics.median(xs["hold"])
             locks[f"{lock}/{mode}"] = {
                 "acquisitions": statistics.median(xs["acq"]), "hold": hold,
+                "hold_spread": spread(xs["hold"]), "reps": len(xs["hold"]),
                 "share": hold / path,
                 "scaled": hold * perf / path if perf else None,
             }
@@ -147,8 +152,8 @@ def summarise_holds(holds, summary):
 
 def exclusive_share(locks, lock):
     """The share of an operation spent holding @lock exclusively, or None if never held."""
-    shares = [locks[f"{lock}/{mode}"]["share"] for mode in ("-", "W") if f"{lock}/{mode}" in locks]
-    return sum(shares) if shares else None
+    rec = locks.get(f"{lock}/W")
+    return rec["share"] if rec else None
 
 
 def model_inputs(rec):
@@ -336,7 +341,8 @@ def markdown(meta, summary, budgets, proj, checked, plots):
             "`PROVE_LOCKING`, no KASAN) under the same icount. *share* is the hold over the "
             "lockstat kernel's own path length. A lock held for a share *h* of every operation "
             "caps the whole machine at 1/*h* CPUs' worth of operations, however many CPUs it has. "
-            "`/W` and `/R` are an rwlock's write and read sides; `/-` a spinlock.",
+            "`/W` is an exclusive hold (a spinlock, or an rwlock's write side), `/R` an rwlock's "
+            "read side.",
             "",
             "lock_stat's bookkeeping runs inside the critical sections too, so the holds are "
             "inflated; the projection below scales them by the perf path length over the lockstat "
@@ -351,7 +357,7 @@ def markdown(meta, summary, budgets, proj, checked, plots):
                             if any(r["locks"].get(n, {}).get("acquisitions") for r in by_v.values())},
                            key=lambda n: (list(LOCKS) + [n]).index(n.split("/")[0]))
             lines += [f"### {w}", "", "| variant | path (lockstat) | " + " | ".join(
-                f"{n}: acq / hold / share" for n in names) + " |",
+                f"{n}: acq / hold ± spread / share" for n in names) + " |",
                 "| --- | ---: |" + " ---: |" * len(names)]
             for v in VARIANTS:
                 rec = by_v.get(v)
@@ -361,7 +367,8 @@ def markdown(meta, summary, budgets, proj, checked, plots):
                 for n in names:
                     f = rec["locks"].get(n)
                     cells.append("–" if not f or not f["acquisitions"] else
-                                 f"{f['acquisitions']:.2f} / {f['hold']:.0f} / {f['share'] * 100:.2f} %")
+                                 f"{f['acquisitions']:.2f} / {f['hold']:.0f} ± {f['hold_spread'] * 100:.0f} % / "
+                                 f"{f['share'] * 100:.2f} %")
                 lines.append(f"| {v} | {rec['path_lockstat']:.0f} | " + " | ".join(cells) + " |")
             lines.append("")
     if proj:

@@ -11,9 +11,13 @@ Z + sum(D_k) is the path length P (perf flavour), D_k the lock's hold budget.
 Assumptions, stated because they decide the result:
 - hold times do not grow under contention. A real handoff moves the lock's
   cache line and the data it protects to the next CPU; `handoff` adds that cost
-  per acquisition, in instructions, and is 0 unless a caller fits it;
+  per acquisition, in instructions (pathlen.py reports 0 and 200);
 - readers of an rwlock do not serialise, so only exclusive holds are stations
   (the rwlock variant's read side costs only its path length);
+- locks are independent stations; a hold nested in another global lock's (we
+  know of none in the fork and exit paths) would count twice;
+- `handoff` is charged at every acquisition, also uncontended ones, so with it
+  the model understates throughput at low CPU counts by up to a few percent;
 - the CPUs are identical and the work outside the locks scales perfectly (no
   memory-bandwidth, allocator or scheduler limits).
 
@@ -21,11 +25,10 @@ Throughput comes out in operations per instruction; a machine's instruction
 rate (instructions per second per CPU) turns it into operations per second.
 """
 
-# The global locks, and lock_stat's modes that hold one exclusively: "-" is a
-# spinlock, or an rwlock taken only for writing; "W" its write side when it was
-# also read ("R").
+# The global locks; (lock, "W") is an exclusive hold (pathlen.py folds
+# lock_stat's "-" into it), (lock, "R") an rwlock's read side.
 LOCKS = ("css_set_lock", "pidmap_lock", "tasklist_lock", "css_set_clone_lock")
-EXCLUSIVE = tuple((lock, mode) for lock in LOCKS for mode in ("-", "W"))
+EXCLUSIVE = tuple((lock, "W") for lock in LOCKS)
 
 
 def mva(think, demands, n_max):
