@@ -262,6 +262,35 @@ def pct(x):
     return f"{(x - 1) * 100:+.1f} %"
 
 
+def verdict(checked, budgets):
+    """Whether the projection reproduces the published figures, computed from the checks."""
+    seed = [c for c in checked if c["source"] == "seed 000" and c["handoff"] == "0"]
+    kout = [c for c in checked if c["source"] == "Koutny" and c["handoff"] == "0"]
+    pid_spread = max((f["hold_spread"] for by_v in budgets.values() for v, rec in by_v.items()
+                      if v != "stock" for n, f in rec["locks"].items() if n == "pidmap_lock/W"),
+                     default=0.0)
+    out = []
+    if seed:
+        c = seed[0]
+        out.append(f"the seed's next bottleneck is pidmap_lock, the model's is "
+                   f"{c['most_waited_after']}" + ("" if c["most_waited_after"] == "pidmap_lock" else
+                                                 " (disagrees)"))
+    if kout:
+        c = kout[0]
+        pub = max(c["wait_share_published"], key=c["wait_share_published"].get)
+        prj = max(c["wait_share_projected"], key=c["wait_share_projected"].get) \
+            if any(c["wait_share_projected"].values()) else "none"
+        out.append(f"Koutný's bpftrace puts most waiting on {pub}, the model on {prj}"
+                   + ("" if pub == prj else " (disagrees)"))
+    out.append(f"pidmap_lock's hold varies by up to ±{pid_spread * 100:.0f} % between repetitions of "
+               "the same series variant, as much as the differences the seed's figure rests on")
+    agree = all("(disagrees)" not in x for x in out)
+    return ("**Verdict: the projection " + ("agrees with" if agree else "does not reproduce")
+            + " the published figures, so it "
+            + ("can be used as a rough guide" if agree else "is reported and not used as an argument")
+            + "**: " + "; ".join(out) + ".")
+
+
 def check_lines(checked):
     """One bullet per published figure and handoff: what was published, what is projected."""
     lines = []
@@ -411,6 +440,7 @@ def markdown(meta, summary, budgets, proj, checked, plots):
                 if pw == w:
                     lines += [f"![{w}: projected throughput against CPUs](results/{name})", ""]
         lines += ["## The projection against published figures", ""] + check_lines(checked)
+        lines += ["", verdict(checked, budgets)]
         lines.append("")
     return "\n".join(lines)
 

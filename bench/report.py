@@ -14,6 +14,7 @@ import json
 import os
 import statistics
 import sys
+import textwrap
 from collections import defaultdict
 
 VARIANTS = ["stock", "locked", "pinned", "seqcount", "rwlock", "module", "module_nobatch"]
@@ -371,6 +372,7 @@ def pathlen_section(docdir, plotdir):
         if os.path.exists(os.path.join(docdir, plotdir, f"projection-{w}.svg")):
             L += [f"![{w}: projected throughput against CPUs]({plotdir}/projection-{w}.svg)", ""]
     L += ["Against the published figures:", ""] + pathlen.check_lines(pl.get("checks", [])) + [""]
+    L += [pathlen.verdict(pl.get("checks", []), holds), ""]
     return L
 
 
@@ -588,7 +590,9 @@ def pathlen_summary(path):
             pub = ", ".join(f"{v} {pathlen.pct(x)}" for v, x in c["published"].items() if v != "locked")
             prj = ", ".join(f"{v} {pathlen.pct(x)}" for v, x in c["projected"].items() if v != "locked")
             out += [f"Against Koutny's clone_processes ({c['cpus']} CPUs), vs locked:",
-                    f"published {pub}; projected {prj}."]
+                    f"published {pub};", f"projected {prj}."]
+    verdict = pathlen.verdict(pl.get("checks", []), pl.get("hold_budgets", {}))
+    out += [""] + textwrap.wrap(verdict.replace("**", "").replace("Koutný", "Koutny").replace("±", "+/-"), 70)
     out.append("")
     return out
 
