@@ -231,14 +231,8 @@ def svg_projection(path, w, by_v, seed_points):
     ymax = max(ys + [y for _, y, _ in seed_points]) * 1.1
     sx = lambda n: L + math.log2(n) / math.log2(MAX_CPUS) * (W - L - R)  # noqa: E731
     sy = lambda y: H - B - y / ymax * (H - T - B)  # noqa: E731
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{W}" height="{H}" fill="white"/>',
-           f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="14">{w}: projected throughput (model, not measured)</text>',
-           f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>',
-           f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>',
-           f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">CPUs</text>',
-           f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" transform="rotate(-90 16 {(T + H - B) / 2})">'
-           'ops per 10^9 instructions of one CPU</text>']
+    out = report.svg_frame(W, H, L, R, T, B, f"{w}: projected throughput (model, not measured)", "CPUs",
+                           "ops per 10^9 instructions of one CPU")
     for n in (1, 2, 4, 8, 16, 32, 64, 128):
         out.append(f'<text x="{sx(n):.1f}" y="{H - B + 16}" text-anchor="middle">{n}</text>')
     for i in range(5):

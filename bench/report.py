@@ -229,6 +229,20 @@ def rate(rec):
     return rec.get("lock_ops_per_sec")
 
 
+def svg_frame(W, H, L, R, T, B, title, xlabel, ylabel):
+    """The opening lines of a chart: canvas, title, axes and their labels."""
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
+           f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>',
+           f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>']
+    if xlabel:
+        out.append(f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">{xlabel}</text>')
+    out.append(f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" '
+               f'transform="rotate(-90 16 {(T + H - B) / 2})">{ylabel}</text>')
+    return out
+
+
 def svg_line_chart(path, title, series, xs, ylabel):
     """Ops/s against vCPUs, one line per variant."""
     W, H, L, R, T, B = 640, 400, 80, 190, 40, 50
@@ -236,13 +250,7 @@ def svg_line_chart(path, title, series, xs, ylabel):
     xmin, xmax = min(xs), max(xs)
     sx = lambda x: L + ((x - xmin) / (xmax - xmin) if xmax > xmin else 0.5) * (W - L - R)  # noqa: E731
     sy = lambda y: H - B - y / ymax * (H - T - B)  # noqa: E731
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{W}" height="{H}" fill="white"/>',
-           f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
-           f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>',
-           f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>',
-           f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">vCPUs</text>',
-           f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" transform="rotate(-90 16 {(T + H - B) / 2})">{ylabel}</text>']
+    out = svg_frame(W, H, L, R, T, B, title, "vCPUs", ylabel)
     for x in xs:
         out.append(f'<text x="{sx(x):.1f}" y="{H - B + 16}" text-anchor="middle">{x}</text>')
     for i in range(5):
@@ -271,12 +279,7 @@ def svg_bar_chart(path, title, groups, variants, values, ylabel):
     gw = (W - L - R) / max(len(groups), 1)
     bw = gw * 0.8 / max(len(variants), 1)
     sy = lambda y: H - B - y / ymax * (H - T - B)  # noqa: E731
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{W}" height="{H}" fill="white"/>',
-           f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
-           f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>',
-           f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>',
-           f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" transform="rotate(-90 16 {(T + H - B) / 2})">{ylabel}</text>']
+    out = svg_frame(W, H, L, R, T, B, title, None, ylabel)
     for i in range(5):
         y = ymax * i / 4
         out.append(f'<text x="{L - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{y:.2f}</text>')
