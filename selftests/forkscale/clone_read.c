@@ -199,7 +199,7 @@ static void *thread_report(void *arg)
  * cgroup it starts in, while one migrator moves P and another moves a
  * sleeping bystander between A and B.
  */
-TEST_F_TIMEOUT(clone_read, fork_vs_migrate, 300)
+TEST_F_TIMEOUT(clone_read, children_start_in_a_cgroup_of_the_parent, 300)
 {
 	int fds[2], go[2], i, in_ab = 0, other = 0, n = 0;
 	pid_t p, mig_p, sleeper, mig_s;
@@ -266,7 +266,7 @@ TEST_F_TIMEOUT(clone_read, fork_vs_migrate, 300)
  * forks; the cgroup must then empty. A child that missed the kill would keep
  * it populated.
  */
-TEST_F_TIMEOUT(clone_read, fork_vs_kill, 900)
+TEST_F_TIMEOUT(clone_read, kill_empties_a_forking_cgroup, 900)
 {
 	int iters = env_int("FORKSCALE_KILL_ITERS", variant->kill_iters), i, stuck = 0;
 	int cgfd = open_cgroup(CG_C);
@@ -340,7 +340,7 @@ TEST_F(clone_read, fork_after_kill_survives)
 }
 
 /* clone3(CLONE_INTO_CGROUP) from a parent that migrates between A and B. */
-TEST_F_TIMEOUT(clone_read, clone_into_cgroup_vs_migrate, 300)
+TEST_F_TIMEOUT(clone_read, clone_into_cgroup_lands_there_while_parent_moves, 300)
 {
 	int fds[2], i, in_c = 0, n = 0;
 	pid_t p, mig_p;
