@@ -595,7 +595,7 @@ def pathlen_summary(path):
             out += [f"Against Koutny's clone_processes ({c['cpus']} CPUs), vs locked:",
                     f"published {pub};", f"projected {prj}."]
     verdict = pathlen.verdict(pl.get("checks", []), pl.get("hold_budgets", {}))
-    out += [""] + textwrap.wrap(verdict.replace("**", "").replace("Koutný", "Koutny").replace("±", "+/-"), 70)
+    out += [""] + textwrap.wrap(verdict.replace("**", "").replace("Koutný", "Koutny").replace("±", "+/-").replace("→", "->"), 70)
     out.append("")
     return out
 
