@@ -197,6 +197,7 @@ def checks(proj):
         if "stock" in seed and "seqcount" in seed:
             stock, seq = seed["stock"]["cpus"][n], seed["seqcount"]["cpus"][n]
             waits = seed["seqcount"]["wait"][n]
+            before = seed["stock"]["wait"][n]
             out.append({
                 "handoff": handoff, "source": "seed 000", "workload": SEED["workload"], "cpus": n,
                 "published_ratio": SEED["seqcount"] / SEED["stock"], "projected_ratio": seq / stock,
@@ -204,6 +205,9 @@ def checks(proj):
                 # Instructions per second per CPU that put stock's projection on 740k.
                 "implied_rate": SEED["stock"] / stock * 1e9,
                 "most_waited_after": max(waits, key=waits.get) if any(waits.values()) else None,
+                "most_waited_before": max(before, key=before.get) if any(before.values()) else None,
+                "waited_before_share": {k: x / sum(before.values()) for k, x in before.items()}
+                if any(before.values()) else {},
             })
         kout = proj.get(KOUTNY["workload"], {}).get(handoff, {})
         n, base = KOUTNY["cpus"], KOUTNY["base"]
@@ -270,9 +274,13 @@ def verdict(checked, budgets):
         close = abs(c["projected_ratio"] - c["published_ratio"]) <= 0.02
         out.append(f"at {c['cpus']} cores it projects stock → seqcount {pct(c['projected_ratio'])} "
                    f"where the seed measured {pct(c['published_ratio'])}" + ("" if close else " (disagrees)"))
-        out.append(f"it names {c['most_waited_after']} as the next bottleneck, as the seed does"
+        before = c.get("most_waited_before")
+        share = c.get("waited_before_share", {}).get(before, 0.0)
+        out.append(f"on stock it puts {share * 100:.0f} % of the waiting on {before}, where the seed "
+                   "names css_set_lock the primary bottleneck" + ("" if before == "css_set_lock" else " (disagrees)"))
+        out.append(f"after the change it names {c['most_waited_after']}, as the seed does"
                    if c["most_waited_after"] == "pidmap_lock" else
-                   f"it names {c['most_waited_after']} as the next bottleneck, the seed pidmap_lock (disagrees)")
+                   f"after the change it names {c['most_waited_after']}, the seed pidmap_lock (disagrees)")
     if kout:
         c = kout[0]
         close = all(abs(c["projected"][v] - x) <= 0.02 for v, x in c["published"].items() if v in c["projected"])
@@ -389,7 +397,7 @@ def markdown(meta, summary, budgets, proj, checked, plots):
                 continue
             names = sorted({n for rec in by_v.values() for n, f in rec["locks"].items()
                             if any(r["locks"].get(n, {}).get("acquisitions") for r in by_v.values())},
-                           key=lambda n: (list(LOCKS) + [n]).index(n.split("/")[0]))
+                           key=lambda n: ((list(LOCKS) + [n]).index(n.split("/")[0]), n))
             lines += [f"### {w}", "", "| variant | path (lockstat) | " + " | ".join(
                 f"{n}: acq / hold ± spread / share" for n in names) + " |",
                 "| --- | ---: |" + " ---: |" * len(names)]
