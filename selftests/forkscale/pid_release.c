@@ -335,16 +335,17 @@ TEST(set_tid_reuses_a_batched_pid)
  * A pid namespace whose init has children, one of them the init of a nested
  * namespace with children of its own. Returns how long killing the outer
  * init took until it was reaped: that waits for every pid of both
- * namespaces to be freed.
+ * namespaces to be freed. @pending: how many released pids waited in batches
+ * when the kill was sent.
  */
-static double namespace_teardown_ms(void)
+static double namespace_teardown_ms(long long *pending)
 {
-	int init_pid[2], ready[2], i;
+	int init_pid[2], nested[2], ready[2], i;
 	pid_t outer, init;
 	double t0;
 	char c = 1;
 
-	if (pipe(init_pid) || pipe(ready))
+	if (pipe(init_pid) || pipe(nested) || pipe(ready))
 		return -1;
 	outer = fork();
 	if (outer == 0) {
@@ -373,7 +374,7 @@ static double namespace_teardown_ms(void)
 					for (;;)
 						pause();
 			/* the nested namespace is complete */
-			if (write(ready[1], &c, 1) != 1)
+			if (write(nested[1], &c, 1) != 1)
 				_exit(1);
 			for (;;)
 				pause();
@@ -382,7 +383,12 @@ static double namespace_teardown_ms(void)
 		 * Ten pids of this namespace reaped while it lives: with the
 		 * module they wait in a batch when the teardown starts, and
 		 * the teardown must flush them rather than wait for them.
+		 * Reaped last, once the nested namespace is complete, so that
+		 * the teardown begins well within the batch's maximum delay
+		 * even on a slow guest.
 		 */
+		if (read(nested[0], &c, 1) != 1)
+			_exit(1);
 		for (i = 0; i < 10; i++) {
 			pid_t p = fork();
 
@@ -397,13 +403,15 @@ static double namespace_teardown_ms(void)
 			pause();
 	}
 	if (read(init_pid[0], &init, sizeof(init)) != sizeof(init) ||
-	    read(ready[0], &c, 1) != 1 || read(ready[0], &c, 1) != 1)
+	    read(ready[0], &c, 1) != 1)
 		return -1;
+	*pending = pid_stat("pending");
 	t0 = now_ms();
 	kill(init, SIGKILL);
 	waitpid(outer, NULL, 0);
 	for (i = 0; i < 2; i++) {
 		close(init_pid[i]);
+		close(nested[i]);
 		close(ready[i]);
 	}
 	return now_ms() - t0;
@@ -421,20 +429,23 @@ FIXTURE_TEARDOWN(ns) { unload_module(); }
 TEST_F_TIMEOUT(ns, teardown_not_held_by_batches, 300)
 {
 	double builtin, batched;
+	long long pending;
 
-	builtin = namespace_teardown_ms();
+	builtin = namespace_teardown_ms(&pending);
 	ASSERT_LE(0, builtin);
 	ASSERT_EQ(0, load_module_args("pid_batch=64 pid_max_delay_ms=1000"));
 	ASSERT_EQ(0, write_str(PID_STATS, "0"));
-	batched = namespace_teardown_ms();
+	batched = namespace_teardown_ms(&pending);
 	ASSERT_LE(0, batched);
+	/* else the timer freed them first, and there was nothing to flush */
+	EXPECT_LT(0, pending);
 	EXPECT_GT(builtin + 500, batched);
 	/* the 73 pids of both namespaces went through the module */
 	EXPECT_LE(73, pid_stat("freed"));
 	/* and the ten reaped before the teardown were still queued when it began */
 	EXPECT_LT(0, pid_stat("flush_namespace"));
-	TH_LOG("teardown of 2 nested namespaces, 63 tasks and 10 reaped pids: %.0f ms built-in, %.0f ms batched, %lld namespace flushes",
-	       builtin, batched, pid_stat("flush_namespace"));
+	TH_LOG("teardown of 2 nested namespaces, 63 tasks and 10 reaped pids: %.0f ms built-in, %.0f ms batched, %lld pids batched at the kill, %lld namespace flushes",
+	       builtin, batched, pending, pid_stat("flush_namespace"));
 }
 
 static void *thread_noop(void *arg)
