@@ -25,7 +25,8 @@ build() { # <name>
 	cp "$dir/src/rust/forkscale.ko" "$dir/forkscale.ko"
 	echo "$kdir" > "$dir/kdir"
 }
-names=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/|.*//' "$top/tests/twins.txt")
+# A twin may be named on several lines, one for each test that must catch it.
+names=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/|.*//' "$top/tests/twins.txt" | awk '!seen[$0]++')
 # As many at a time as there are CPUs: each is one rustc crate build, mostly
 # single-threaded.
 pids=() rc=0

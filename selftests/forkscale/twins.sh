@@ -16,7 +16,9 @@ n=0
 echo "$twins" | while IFS='|' read -r name test pattern; do
 	n=$((n + 1))
 	twin=/lib/modules/twins/$name/forkscale.ko
-	what="$name is caught by its test"
+	# Named after the twin and the last word of its test (the case it runs), as a
+	# twin may be caught by more than one test.
+	what="$name is caught by ${test##*[ /]}"
 	if [ ! -f "$twin" ]; then
 		echo "not ok $n $what # no twin module at $twin"
 		continue
