@@ -67,6 +67,13 @@ run_suites() {
 	done
 }
 
+# why <label> <suite>: what the suite said besides its passing cases, such as
+# the message of a failed check (the cgroup suites print those to stderr).
+why() {
+	grep -v '^ok ' "$out/$1.$(echo "$2" | tr / _).log" | head -n 40 |
+		sed "s|^|# $2 under $1: |"
+}
+
 # compare <baseline> <label> <suite...>: the same per-case results, flaky cases aside
 compare() {
 	base=$1 label=$2; shift 2
@@ -82,7 +89,9 @@ compare() {
 			cp "$out/$label.$name" $out/b
 		fi
 		diff -u $out/a $out/b > /dev/console
-		result $? "$t: same results under $label as under $base"
+		rc=$?
+		result $rc "$t: same results under $label as under $base"
+		[ $rc = 0 ] || why "$label" "$t"
 	done
 }
 
@@ -156,7 +165,7 @@ for t in $cgroup_suites $pid_suites; do
 		done)
 	[ -z "$bad" ]
 	result $? "$t: every case passes or is a known failure"
-	[ -z "$bad" ] || echo "$bad" | sed "s|^|# $t: unexpected failure: |"
+	[ -z "$bad" ] || { echo "$bad" | sed "s|^|# $t: unexpected failure: |"; why "$base" "$t"; }
 done
 for impl in pinned seqcount rwlock module; do
 	compare locked $impl $cgroup_suites
