@@ -315,14 +315,22 @@ static inline int fill_pids(pid_t *kids, int *err)
 	return n;
 }
 
+/*
+ * Kills and reaps kids[from..to). A slot holding the caller's own pid marks a
+ * fork that failed: skipped, or a test that saw a fork fail would kill itself
+ * and leave every pid taken.
+ */
 static inline void kill_kids(pid_t *kids, int from, int to)
 {
+	pid_t self = getpid();
 	int i;
 
 	for (i = from; i < to; i++)
-		kill(kids[i], SIGKILL);
+		if (kids[i] != self)
+			kill(kids[i], SIGKILL);
 	for (i = from; i < to; i++)
-		waitpid(kids[i], NULL, 0);
+		if (kids[i] != self)
+			waitpid(kids[i], NULL, 0);
 }
 
 /*
