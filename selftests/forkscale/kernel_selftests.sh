@@ -41,6 +41,13 @@ suite_timeout() {
 	case $1 in pidfd/pidfd_test) echo 60 ;; *) echo 300 ;; esac
 }
 
+# why <label> <suite>: what the suite said besides its passing cases, such as
+# the message of a failed check (the cgroup suites print those to stderr).
+why() {
+	grep -v '^ok ' "$out/$1.$(echo "$2" | tr / _).log" | head -n 40 |
+		sed "s|^|# $2 under $1: |"
+}
+
 # run_suites <label> <suite...>: per-case results in $out/<label>.<suite>
 run_suites() {
 	label=$1; shift
@@ -64,14 +71,9 @@ run_suites() {
 		end=$(cut -d' ' -f1 /proc/uptime)
 		echo "# $t under $label: $(grep -c '^ok' "$out/$label.$name") ok," \
 			"$(grep -c '^not ok' "$out/$label.$name") not ok, $start-${end}s" > /dev/console
+		# Every failing run says why, flaky and known cases included.
+		! grep -q '^not ok' "$out/$label.$name" || why "$label" "$t" > /dev/console
 	done
-}
-
-# why <label> <suite>: what the suite said besides its passing cases, such as
-# the message of a failed check (the cgroup suites print those to stderr).
-why() {
-	grep -v '^ok ' "$out/$1.$(echo "$2" | tr / _).log" | head -n 40 |
-		sed "s|^|# $2 under $1: |"
 }
 
 # compare <baseline> <label> <suite...>: the same per-case results, flaky cases aside
@@ -89,9 +91,7 @@ compare() {
 			cp "$out/$label.$name" $out/b
 		fi
 		diff -u $out/a $out/b > /dev/console
-		rc=$?
-		result $rc "$t: same results under $label as under $base"
-		[ $rc = 0 ] || why "$label" "$t"
+		result $? "$t: same results under $label as under $base"
 	done
 }
 
@@ -165,7 +165,7 @@ for t in $cgroup_suites $pid_suites; do
 		done)
 	[ -z "$bad" ]
 	result $? "$t: every case passes or is a known failure"
-	[ -z "$bad" ] || { echo "$bad" | sed "s|^|# $t: unexpected failure: |"; why "$base" "$t"; }
+	[ -z "$bad" ] || echo "$bad" | sed "s|^|# $t: unexpected failure: |"
 done
 for impl in pinned seqcount rwlock module; do
 	compare locked $impl $cgroup_suites
