@@ -90,8 +90,10 @@ compare() {
 			cp "$out/$base.$name" $out/a
 			cp "$out/$label.$name" $out/b
 		fi
-		diff -u $out/a $out/b > /dev/console
+		diff -u $out/a $out/b > $out/diff
 		result $? "$t: same results under $label as under $base"
+		# The host shows these under the failure (run-tests forwards them).
+		[ ! -s $out/diff ] || { sed 's/^/# /' $out/diff; why "$base" "$t"; why "$label" "$t"; } | head -n 40
 	done
 }
 
