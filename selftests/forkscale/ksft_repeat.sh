@@ -5,7 +5,8 @@
 # Not in make check's list: tests/ksft_flakes.sh boots it. Environment (from
 # the kernel command line): FORKSCALE_KSFT_SUITES (comma list, default the
 # cgroup suites), FORKSCALE_KSFT_RUNS (default 10), FORKSCALE_KSFT_IMPL
-# (default locked).
+# (default locked), FORKSCALE_KSFT_FAVORDYNMODS (1: remount cgroup2 with
+# favordynmods first, as kernel_selftests.sh's last runs do).
 dir=/forkscale/tests/ksft
 suites=$(echo "${FORKSCALE_KSFT_SUITES:-cgroup/test_core,cgroup/test_kill,cgroup/test_freezer,cgroup/test_pids}" | tr , ' ')
 runs=${FORKSCALE_KSFT_RUNS:-10}
@@ -13,6 +14,10 @@ impl=${FORKSCALE_KSFT_IMPL:-locked}
 out=/tmp/ksft_repeat
 mkdir -p $out
 echo "$impl" > /proc/sys/kernel/cgroup_clone_read || exit 1
+if [ "${FORKSCALE_KSFT_FAVORDYNMODS:-0}" = 1 ]; then
+	mount -o remount,favordynmods /sys/fs/cgroup || exit 1
+	impl=${impl}_favordynmods
+fi
 echo 4096 > /proc/sys/kernel/pid_max
 : > $out/results
 for t in $suites; do
