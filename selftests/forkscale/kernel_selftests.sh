@@ -90,10 +90,16 @@ compare() {
 			cp "$out/$base.$name" $out/a
 			cp "$out/$label.$name" $out/b
 		fi
-		diff -u $out/a $out/b > $out/diff
-		result $? "$t: same results under $label as under $base"
-		# The host shows these under the failure (run-tests forwards them).
-		[ ! -s $out/diff ] || { sed 's/^/# /' $out/diff; why "$base" "$t"; why "$label" "$t"; } | head -n 40
+		# On a difference: the diff and each run's messages, before the result
+		# (run-tests forwards them to the host with it).
+		if diff -u $out/a $out/b > $out/diff; then
+			result 0 "$t: same results under $label as under $base"
+		else
+			sed 's/^/# /' $out/diff | head -n 12
+			why "$base" "$t" | head -n 14
+			why "$label" "$t" | head -n 14
+			result 1 "$t: same results under $label as under $base"
+		fi
 	done
 }
 
@@ -165,9 +171,9 @@ for t in $cgroup_suites $pid_suites; do
 		while IFS= read -r c; do
 			grep -qF "$t	$c	" $known 2>/dev/null || echo "$c"
 		done)
+	[ -z "$bad" ] || echo "$bad" | sed "s|^|# $t: unexpected failure: |"
 	[ -z "$bad" ]
 	result $? "$t: every case passes or is a known failure"
-	[ -z "$bad" ] || echo "$bad" | sed "s|^|# $t: unexpected failure: |"
 done
 for impl in pinned seqcount rwlock module; do
 	compare locked $impl $cgroup_suites
