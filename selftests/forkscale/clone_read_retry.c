@@ -5,9 +5,10 @@
  * A fork's read is retried when a write section of css_set_for_clone_seq ran
  * during it, and after CGROUP_CLONE_MAX_TRIES (4) such attempts it is done
  * under css_set_lock. Under the threadgroup rwsem the only writers that can
- * overlap a fork's read are cgroup.kill's kill_seq bumps (and, with
- * favordynmods, moves of other processes), and the read is a few dozen
- * instructions, so neither path is taken by chance. The series' debug delay
+ * overlap a fork's read are cgroup.kill's kill_seq bumps, threads moving
+ * themselves and, in the per-threadgroup rwsem mode (favordynmods), moves of
+ * other processes; the read is a few dozen instructions, so neither path is
+ * taken by chance. The series' debug delay
  * read_delay_us (/sys/kernel/debug/cgroup_kill_window) busy-waits inside the
  * reads of one process's forks, while another process kills an empty cgroup
  * in a loop:
@@ -16,7 +17,8 @@
  *     control: the delay by itself invalidates nothing);
  *   kills_force_retries_and_the_locked_read: with them, reads retry and some
  *     fall back to the lock, and every child still starts in its parent's
- *     cgroup and exits normally.
+ *     cgroup and exits normally. It needs two CPUs: the read runs with
+ *     preemption off (rcu_read_lock()), so on one CPU no kill lands inside it.
  *
  * The module's read has no delay point, so this is the built-in seqcount read.
  */
@@ -42,6 +44,8 @@ static int kw_set(const char *file, long long value)
 static void kw_off(void)
 {
 	kw_set("enabled", 0);
+	kw_set("walk_delay_ms", 0);
+	kw_set("link_delay_ms", 0);
 	kw_set("read_delay_us", 0);
 	kw_set("tgid", 0);
 }
@@ -149,6 +153,8 @@ TEST_F_TIMEOUT(clone_read_retry, delay_alone_never_retries, 120)
 
 TEST_F_TIMEOUT(clone_read_retry, kills_force_retries_and_the_locked_read, 120)
 {
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "one CPU: no kill can land inside a read");
 	run(_metadata, self, true);
 	EXPECT_LT(0, self->retries);
 	EXPECT_LT(0, self->locked);
