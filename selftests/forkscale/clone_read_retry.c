@@ -26,29 +26,12 @@
 #include "kselftest_harness.h"
 #include "forkscale_util.h"
 
-#define KW_DIR "/sys/kernel/debug/cgroup_kill_window/"
 #define RR_PARENT "forkscale_rr"	/* where the forks happen */
 #define RR_VICTIM "forkscale_rr_victim"	/* empty; killed again and again */
 #define FORKS 40
+#ifndef READ_US
 #define READ_US 2000
-
-static int kw_set(const char *file, long long value)
-{
-	char path[128], buf[32];
-
-	snprintf(path, sizeof(path), KW_DIR "%s", file);
-	snprintf(buf, sizeof(buf), "%lld", value);
-	return write_str(path, buf);
-}
-
-static void kw_off(void)
-{
-	kw_set("enabled", 0);
-	kw_set("walk_delay_ms", 0);
-	kw_set("link_delay_ms", 0);
-	kw_set("read_delay_us", 0);
-	kw_set("tgid", 0);
-}
+#endif
 
 /*
  * Moves into RR_PARENT, waits for the go, then forks FORKS children, each of

@@ -57,6 +57,28 @@ static inline int read_file(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+/* The series' debug delay points (patches 0010 and 0011). */
+#define KW_DIR "/sys/kernel/debug/cgroup_kill_window/"
+
+static inline int kw_set(const char *file, long long value)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), KW_DIR "%s", file);
+	snprintf(buf, sizeof(buf), "%lld", value);
+	return write_str(path, buf);
+}
+
+/* Turns every delay point off and clears its settings. */
+static inline void kw_off(void)
+{
+	kw_set("enabled", 0);
+	kw_set("walk_delay_ms", 0);
+	kw_set("link_delay_ms", 0);
+	kw_set("read_delay_us", 0);
+	kw_set("tgid", 0);
+}
+
 static inline int move_pid(const char *cgroup, pid_t pid)
 {
 	char path[256], value[32];

@@ -26,7 +26,6 @@
 #include "kselftest_harness.h"
 #include "forkscale_util.h"
 
-#define KW_DIR "/sys/kernel/debug/cgroup_kill_window/"
 #define KW_CG "forkscale_kw"
 #define WALK_MS 1000
 #define LINK_MS 2000
@@ -37,23 +36,6 @@ static long long now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-static int kw_set(const char *file, long long value)
-{
-	char path[128], buf[32];
-
-	snprintf(path, sizeof(path), KW_DIR "%s", file);
-	snprintf(buf, sizeof(buf), "%lld", value);
-	return write_str(path, buf);
-}
-
-static void kw_off(void)
-{
-	kw_set("enabled", 0);
-	kw_set("walk_delay_ms", 0);
-	kw_set("link_delay_ms", 0);
-	kw_set("tgid", 0);
 }
 
 /*
