@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs kernel selftest suites RUNS times (default 10) in one boot of the debug
 # kernel, under the clone read IMPL (default locked; FAVORDYNMODS=1 remounts
-# cgroup2 with favordynmods first), and prints how often each
+# cgroup2 with favordynmods first; HOG=N runs N busy loops in the guest
+# throughout), and prints how often each
 # case passed: the evidence a flaky case needs before it goes on
 # selftests/forkscale/ksft-known-failures.txt.
 #   ksft_flakes.sh <bzImage> <selftests-dir> <outdir> [suite...]
@@ -17,7 +18,7 @@ echo ksft_repeat.sh > "$out/tests/tests.list"
 "$top/qemu/mkinitramfs.sh" "$out/initramfs.cpio.gz" "$out/tests"
 TIMEOUT=${TIMEOUT:-7500} "$top/qemu/run-vm.sh" "$kernel" "$out/initramfs.cpio.gz" "$out/vm" check \
 	FORKSCALE_KSFT_SUITES="$suites" FORKSCALE_KSFT_RUNS="${RUNS:-10}" \
-	FORKSCALE_KSFT_IMPL="${IMPL:-locked}" FORKSCALE_KSFT_FAVORDYNMODS="${FAVORDYNMODS:-0}" \
+	FORKSCALE_KSFT_IMPL="${IMPL:-locked}" FORKSCALE_KSFT_FAVORDYNMODS="${FAVORDYNMODS:-0}" FORKSCALE_KSFT_HOG="${HOG:-0}" \
 	FORKSCALE_TEST_TIMEOUT=7200 || true
 grep -a '^ok ' "$out/vm/results.log" | sed -E 's/^ok [a-z_.]+: //'
 grep -aE '^# .*a failing run|^#   ' "$out/vm/console.log" || true

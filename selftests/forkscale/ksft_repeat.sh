@@ -6,7 +6,9 @@
 # the kernel command line): FORKSCALE_KSFT_SUITES (comma list, default the
 # cgroup suites), FORKSCALE_KSFT_RUNS (default 10), FORKSCALE_KSFT_IMPL
 # (default locked), FORKSCALE_KSFT_FAVORDYNMODS (1: remount cgroup2 with
-# favordynmods first, as kernel_selftests.sh's last runs do).
+# favordynmods first, as kernel_selftests.sh's last runs do), FORKSCALE_KSFT_HOG
+# (N: N busy loops run throughout, which make a case that races the guest's
+# scheduling lose more often, under every implementation alike).
 dir=/forkscale/tests/ksft
 suites=$(echo "${FORKSCALE_KSFT_SUITES:-cgroup/test_core,cgroup/test_kill,cgroup/test_freezer,cgroup/test_pids}" | tr , ' ')
 runs=${FORKSCALE_KSFT_RUNS:-10}
@@ -19,6 +21,12 @@ if [ "${FORKSCALE_KSFT_FAVORDYNMODS:-0}" = 1 ]; then
 	impl=${impl}_favordynmods
 fi
 echo 4096 > /proc/sys/kernel/pid_max
+hogs=""
+for i in $(seq "${FORKSCALE_KSFT_HOG:-0}"); do
+	sh -c 'while :; do :; done' &
+	hogs="$hogs $!"
+done
+[ -z "$hogs" ] || impl="$impl, ${FORKSCALE_KSFT_HOG} busy loops"
 : > $out/results
 for t in $suites; do
 	name=$(echo "$t" | tr / _)
@@ -29,6 +37,9 @@ for t in $suites; do
 		sed -nE -e 's/^ok [0-9]+ (- )?([^#]*[^ #]) *# SKIP.*/skip|\2/p; t' \
 			-e 's/^((not )?ok) [0-9]+ (- )?([^#]*[^ #]).*/\1|\4/p' "$out/$name.log" >> "$out/$name"
 		grep -q '^not ok' "$out/$name.log" && cp "$out/$name.log" "$out/$name.fail$run"
+		# progress on the console, which the host sees while this runs
+		echo "# $t run $run of $runs under $impl: $(grep -c '^ok' "$out/$name.log") ok," \
+			"$(grep -c '^not ok' "$out/$name.log") not ok $(sed -n 's/^not ok [0-9]* //p' "$out/$name.log" | tr '\n' ' ')" > /dev/console
 	done
 	# One line per case: how many of the runs it passed.
 	cut -d'|' -f2 "$out/$name" | awk '!seen[$0]++' | while IFS= read -r c; do
@@ -42,6 +53,7 @@ for t in $suites; do
 		grep -v '^ok ' "$f" | head -n 40 | sed 's/^/#   /'
 	done
 done
+[ -z "$hogs" ] || kill $hogs
 echo "TAP version 13"
 echo "1..$(wc -l < $out/results)"
 awk '{ print "ok " NR " " $0 }' $out/results
