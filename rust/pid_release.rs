@@ -145,7 +145,10 @@ impl PidRelease for Batcher {
         // Broken twin for `make check` (tests/twins.txt): frees every release at once, so no
         // batch ever forms.
         #[cfg(forkscale_twin_no_batching)]
-        let now = now || true;
+        let now = {
+            let _ = now;
+            true
+        };
         if self.batch <= 1 || now {
             self.free(pids.into_iter().flatten());
             return;

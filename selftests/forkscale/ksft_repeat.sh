@@ -22,11 +22,13 @@ if [ "${FORKSCALE_KSFT_FAVORDYNMODS:-0}" = 1 ]; then
 fi
 echo 4096 > /proc/sys/kernel/pid_max
 hogs=""
-for i in $(seq "${FORKSCALE_KSFT_HOG:-0}"); do
-	sh -c 'while :; do :; done' &
+trap '[ -z "$hogs" ] || kill $hogs 2> /dev/null' EXIT
+trap 'exit 143' TERM INT
+for _ in $(seq "${FORKSCALE_KSFT_HOG:-0}"); do
+	sh -c 'while :; do :; done' < /dev/null > /dev/null 2>&1 &
 	hogs="$hogs $!"
 done
-[ -z "$hogs" ] || impl="$impl, ${FORKSCALE_KSFT_HOG} busy loops"
+[ -z "$hogs" ] || impl="$impl with ${FORKSCALE_KSFT_HOG} busy loop(s)"
 : > $out/results
 for t in $suites; do
 	name=$(echo "$t" | tr / _)
@@ -53,7 +55,6 @@ for t in $suites; do
 		grep -v '^ok ' "$f" | head -n 40 | sed 's/^/#   /'
 	done
 done
-[ -z "$hogs" ] || kill $hogs
 echo "TAP version 13"
 echo "1..$(wc -l < $out/results)"
 awk '{ print "ok " NR " " $0 }' $out/results
