@@ -11,15 +11,12 @@
 //! - [`PinnedRead`] (`clone_read=1`): no counter and no lock, because the threadgroup rwsem
 //!   that the fork holds keeps current's css_set from changing (see [`ForkContext`]).
 
-use crate::{
-    clone_hook::{CloneRead, ForkContext},
-    counters::Counters,
-    css_set::{CssSet, CurrentCssSet},
-};
+use crate::counters::Counters;
 use kernel::{
     bindings,
+    cgroup_clone::{self, clone_seqcount, CloneRead, CssSet, CurrentCssSet, ForkContext},
     prelude::*,
-    sync::{aref::ARef, lock::spinlock::SpinLockIrqBackend, lock::Lock, rcu, ReadPath, SeqCount},
+    sync::{aref::ARef, lock::spinlock::SpinLockIrqBackend, rcu, ReadPath, SeqCount},
 };
 
 /// Lockless attempts before the read takes `css_set_lock`.
@@ -41,6 +38,15 @@ fn read_counters() -> bindings::cgroup_clone_stats {
     }
 }
 
+/// The `kill_seq` snapshot both reads take.
+#[inline]
+fn kill_seq(cset: &CurrentCssSet<'_>) -> u32 {
+    // Broken twin for `make check` (tests/twins.txt): no snapshot at all.
+    #[cfg(forkscale_twin_no_kill_snapshot)]
+    return 0;
+    cset.kill_seq()
+}
+
 /// The seqcount read over `css_set_for_clone_seq`, with `css_set_lock` as its fallback.
 pub(crate) struct SeqcountRead {
     seq: SeqCount<'static, SpinLockIrqBackend>,
@@ -49,15 +55,7 @@ pub(crate) struct SeqcountRead {
 impl SeqcountRead {
     pub(crate) fn new() -> Self {
         COUNTERS.reset();
-        // SAFETY: a plain call; it returns `&css_set_lock`.
-        let lock = unsafe { bindings::cgroup_clone_lock() };
-        // SAFETY: `css_set_lock` is a static, initialised spinlock. Every user takes it with
-        // interrupts disabled, as the irq backend does.
-        let lock = unsafe { Lock::<(), SpinLockIrqBackend>::from_raw(lock) };
-        // SAFETY: a plain call; it returns `&css_set_for_clone_seq`.
-        let seq = unsafe { bindings::cgroup_clone_seqcount() };
-        // SAFETY: `css_set_for_clone_seq` is static and written only under `css_set_lock`.
-        let seq = unsafe { SeqCount::from_raw(seq, lock) };
+        let seq = clone_seqcount();
         Self { seq }
     }
 }
@@ -70,10 +68,29 @@ impl CloneRead for SeqcountRead {
         // The fallback takes `css_set_lock` with the irq backend, which enables interrupts on
         // unlock: right, because in `_ctx` they are enabled.
         let rcu = rcu::read_lock();
+        let read = || {
+            let cset = CurrentCssSet::read(&rcu)?;
+            let kill_seq = kill_seq(&cset);
+            Some((cset, kill_seq))
+        };
+        // Broken twin for `make check` (tests/twins.txt): one attempt, never validated.
+        #[cfg(forkscale_twin_unvalidated_read)]
+        if let Some((cset, kill_seq)) = read() {
+            if let Some(cset) = cset.try_get() {
+                COUNTERS.add(LOCKLESS, 1);
+                return (cset, kill_seq);
+            }
+        }
         loop {
+            let mut attempts = 0;
             let (attempt, path) = self.seq.read_or_lock(MAX_TRIES, || {
-                let cset = CurrentCssSet::read(&rcu)?;
-                let kill_seq = cset.kill_seq();
+                attempts += 1;
+                let (cset, kill_seq) = read()?;
+                // The series' debug delay point, where the `seqcount` built-in has it: inside
+                // the lockless attempts, not under the lock.
+                if attempts <= MAX_TRIES {
+                    cgroup_clone::read_window_delay();
+                }
                 Some((cset.try_get()?, kill_seq))
             });
             match path {
@@ -131,7 +148,7 @@ impl CloneRead for PinnedRead {
                 COUNTERS.add(LOCKLESS, 1);
                 // `kill_seq` only grows and `cgroup_post_fork()` re-reads it under the lock,
                 // so a stale snapshot can only make the child notice a kill, never miss one.
-                let kill_seq = cset.kill_seq();
+                let kill_seq = kill_seq(&cset);
                 return (cset.get_pinned(ctx), kill_seq);
             }
         }

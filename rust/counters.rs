@@ -3,23 +3,19 @@
 //! Event counters spread over per-CPU slots, so that tasks on different CPUs do not bounce one
 //! cache line on every fork or exit.
 //!
-//! 7.3's kernel crate has no per-CPU abstraction. A slot is picked by the CPU the task last
-//! ran on; a task that has moved since only shares a slot, and atomic additions keep the sums
-//! exact either way.
+//! 7.3's kernel crate has no per-CPU variables. A slot is picked by the CPU the task runs on
+//! (`CpuId::current()`); a task preempted and moved meanwhile only shares another CPU's slot,
+//! and atomic additions keep the sums exact either way.
 
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use kernel::{bindings, task::Task};
+use kernel::{bindings, cpu::CpuId};
 
 const SLOTS: usize = bindings::NR_CPUS as usize;
 
-/// The CPU the current task last ran on (`task_cpu(current)`), at most `NR_CPUS - 1`.
+/// The CPU the current task runs on, or ran on if it has moved since, at most `NR_CPUS - 1`.
+#[inline]
 pub(crate) fn current_cpu() -> usize {
-    let task = Task::current_raw();
-    // SAFETY: `task` is the running task, which stays valid while it runs this code.
-    // `thread_info.cpu` is an aligned word that the scheduler may rewrite, so it is read once,
-    // like `READ_ONCE()`, without forming a reference.
-    let cpu = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*task).thread_info.cpu)) };
-    cpu as usize % SLOTS
+    CpuId::current().as_u32() as usize % SLOTS
 }
 
 #[repr(align(64))]

@@ -14,16 +14,12 @@
 //! and linked directly: on a kernel without them the module loader refuses the load and logs
 //! each missing symbol.
 
-mod clone_hook;
 mod clone_read;
 mod counters;
-mod css_set;
-mod pid_hook;
 mod pid_release;
-mod released_pid;
 
 use clone_read::{PinnedRead, SeqcountRead};
-use kernel::prelude::*;
+use kernel::{cgroup_clone, prelude::*};
 
 module! {
     type: Forkscale,
@@ -51,16 +47,16 @@ module! {
 /// The registered clone read, of the type `clone_read` chose.
 enum CloneReadRegistration {
     Seqcount {
-        _reg: Pin<KBox<clone_hook::Registration<SeqcountRead>>>,
+        _reg: Pin<KBox<cgroup_clone::Registration<SeqcountRead>>>,
     },
     Pinned {
-        _reg: Pin<KBox<clone_hook::Registration<PinnedRead>>>,
+        _reg: Pin<KBox<cgroup_clone::Registration<PinnedRead>>>,
     },
 }
 
 struct Forkscale {
     // Dropped in declaration order: pid release first, the reverse of registration.
-    _pid_release: Option<Pin<KBox<pid_hook::Registration<pid_release::Batcher>>>>,
+    _pid_release: Option<Pin<KBox<kernel::pid_release::Registration<pid_release::Batcher>>>>,
     _clone_read: CloneReadRegistration,
 }
 
@@ -98,12 +94,12 @@ impl kernel::Module for Forkscale {
 
         let clone_read = match read {
             0 => KBox::pin_init(
-                clone_hook::Registration::new(SeqcountRead::new(), module),
+                cgroup_clone::Registration::new(SeqcountRead::new(), module),
                 GFP_KERNEL,
             )
             .map(|_reg| CloneReadRegistration::Seqcount { _reg }),
             _ => KBox::pin_init(
-                clone_hook::Registration::new(PinnedRead::new(), module),
+                cgroup_clone::Registration::new(PinnedRead::new(), module),
                 GFP_KERNEL,
             )
             .map(|_reg| CloneReadRegistration::Pinned { _reg }),
@@ -113,7 +109,11 @@ impl kernel::Module for Forkscale {
             0 => None,
             _ => Some(
                 KBox::pin_init(
-                    pid_hook::Registration::new(pid_release::Batcher::new(batch)?, delay, module),
+                    kernel::pid_release::Registration::new(
+                        pid_release::Batcher::new(batch)?,
+                        delay,
+                        module,
+                    ),
                     GFP_KERNEL,
                 )
                 .inspect_err(|e| pr_err!("cannot take over pid freeing: {:?}\n", e))?,

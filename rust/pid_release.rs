@@ -13,12 +13,13 @@
 //! gives up, when a pid namespace is torn down and when `ns_last_pid` is written, and pids of
 //! a dying namespace are never queued. Unloading stops new arrivals, frees everything queued and waits for the RCU puts.
 
-use crate::{
-    counters::{current_cpu, Counters},
-    pid_hook::{self, PidRelease, Released, FREE_MAX, PIDTYPE_MAX},
-    released_pid::ReleasedPid,
+use crate::counters::{current_cpu, Counters};
+use kernel::{
+    bindings, new_spinlock,
+    pid_release::{self, PidRelease, Released, ReleasedPid, FREE_MAX, PIDTYPE_MAX},
+    prelude::*,
+    sync::SpinLock,
 };
-use kernel::{bindings, new_spinlock, prelude::*, sync::SpinLock};
 
 /// The largest `pid_batch`.
 pub(crate) const BATCH_MAX: u32 = 64;
@@ -101,7 +102,7 @@ impl Batcher {
 
     /// Frees `pids` (at most `QUEUE_CAP`) under one `pidmap_lock` acquisition.
     fn free(&self, pids: impl IntoIterator<Item = ReleasedPid>) {
-        let n = pid_hook::free(pids) as u64;
+        let n = pid_release::free(pids) as u64;
         if n == 0 {
             return;
         }
@@ -194,7 +195,7 @@ impl PidRelease for Batcher {
             false
         };
         if arm {
-            pid_hook::schedule_flush();
+            pid_release::schedule_flush();
         }
     }
 

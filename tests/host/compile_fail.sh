@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Misuses of the seqcount API and of the module's ReleasedPid must not compile,
+# Misuses of the seqcount API and of the pid_release hook's ReleasedPid must not compile,
 # each with the error that names the rule, while the correct uses (the controls)
 # must.
 #   compile_fail.sh <kdir> <workdir>
@@ -12,11 +12,8 @@ src=$top/tests/compile-fail
 build() {
 	local dir=$work/$1
 	rm -rf "$dir"
-	# The repository's layout, so that the ReleasedPid tests find the module's
-	# own file where their #[path] (and rustfmt, in make lint) says it is.
-	mkdir -p "$dir/tests/compile-fail" "$dir/rust"
+	mkdir -p "$dir/tests/compile-fail"
 	cp "$src/$1.rs" "$dir/tests/compile-fail/"
-	cp "$top/rust/released_pid.rs" "$dir/rust/"
 	echo "obj-m := tests/compile-fail/$1.o" > "$dir/Kbuild"
 	"$top/scripts/kbuild-module.sh" "$kdir" "$dir" modules > "$work/$1.log" 2>&1
 }
