@@ -20,7 +20,8 @@
  *     cgroup and exits normally. It needs two CPUs: the read runs with
  *     preemption off (rcu_read_lock()), so on one CPU no kill lands inside it.
  *
- * The module's read has no delay point, so this is the built-in seqcount read.
+ * Both seqcount reads run it: the built-in and the module's (the kernel
+ * crate's cgroup_clone::read_window_delay(), at the same place in its read).
  */
 #define _GNU_SOURCE
 #include "kselftest_harness.h"
@@ -69,12 +70,19 @@ FIXTURE(clone_read_retry) {
 	long long lockless, retries, locked;
 };
 
+FIXTURE_VARIANT(clone_read_retry) {
+	const char *impl;
+};
+
+FIXTURE_VARIANT_ADD(clone_read_retry, seqcount) { .impl = "seqcount" };
+FIXTURE_VARIANT_ADD(clone_read_retry, module) { .impl = "module" };
+
 FIXTURE_SETUP(clone_read_retry)
 {
 	self->forker = self->killer = -1;
 	ASSERT_EQ(0, access(KW_DIR "read_delay_us", W_OK)) TH_LOG("no read delay in this kernel");
 	kw_off();
-	ASSERT_EQ(0, select_impl("seqcount"));
+	ASSERT_EQ(0, select_impl(variant->impl));
 	ASSERT_EQ(0, make_cgroup(RR_PARENT));
 	ASSERT_EQ(0, make_cgroup(RR_VICTIM));
 }
@@ -89,12 +97,13 @@ FIXTURE_TEARDOWN(clone_read_retry)
 	remove_cgroup(RR_PARENT);
 	remove_cgroup(RR_VICTIM);
 	reap_all();
-	restore_impl("seqcount");
+	restore_impl(variant->impl);
 }
 
 /* One run of the forker with the read delay on; fills in the read's counters. */
 static void run(struct __test_metadata *_metadata,
-		FIXTURE_DATA(clone_read_retry) *self, bool kills)
+		FIXTURE_DATA(clone_read_retry) *self,
+		const FIXTURE_VARIANT(clone_read_retry) *variant, bool kills)
 {
 	int go[2], status;
 
@@ -122,13 +131,14 @@ static void run(struct __test_metadata *_metadata,
 	self->retries = stats_value("retries");
 	self->locked = stats_value("locked");
 	TH_LOG("%s", stats_line());
+	EXPECT_EQ(0, stats_impl_is(impl_stats_name(variant->impl)));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		TH_LOG("forker status %#x", status);
 }
 
 TEST_F_TIMEOUT(clone_read_retry, delay_alone_never_retries, 120)
 {
-	run(_metadata, self, false);
+	run(_metadata, self, variant, false);
 	EXPECT_LE(FORKS, self->lockless);
 	EXPECT_EQ(0, self->retries);
 	EXPECT_EQ(0, self->locked);
@@ -138,7 +148,7 @@ TEST_F_TIMEOUT(clone_read_retry, kills_force_retries_and_the_locked_read, 120)
 {
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "one CPU: no kill can land inside a read");
-	run(_metadata, self, true);
+	run(_metadata, self, variant, true);
 	EXPECT_LT(0, self->retries);
 	EXPECT_LT(0, self->locked);
 	/* every fork was counted once, whichever way it read */
