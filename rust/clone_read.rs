@@ -14,9 +14,11 @@
 use crate::counters::Counters;
 use kernel::{
     bindings,
-    cgroup_clone::{self, clone_seqcount, CloneRead, CssSet, CurrentCssSet, ForkContext},
+    cgroup_clone::{
+        self, clone_seqcount, CloneRead, CloneSeqCount, CssSet, CurrentCssSet, ForkContext,
+    },
     prelude::*,
-    sync::{aref::ARef, lock::spinlock::SpinLockIrqBackend, rcu, ReadPath, SeqCount},
+    sync::{aref::ARef, rcu, ReadPath},
 };
 
 /// Lockless attempts before the read takes `css_set_lock`.
@@ -49,7 +51,7 @@ fn kill_seq(cset: &CurrentCssSet<'_>) -> u32 {
 
 /// The seqcount read over `css_set_for_clone_seq`, with `css_set_lock` as its fallback.
 pub(crate) struct SeqcountRead {
-    seq: SeqCount<'static, SpinLockIrqBackend>,
+    seq: CloneSeqCount,
 }
 
 impl SeqcountRead {
@@ -64,18 +66,17 @@ impl SeqcountRead {
 impl CloneRead for SeqcountRead {
     const NAME: &'static CStr = c"forkscale";
 
-    fn get_cset(&self, _ctx: &ForkContext) -> (ARef<CssSet>, u32) {
-        // The fallback takes `css_set_lock` with the irq backend, which enables interrupts on
-        // unlock: right, because in `_ctx` they are enabled.
+    fn get_cset(&self, ctx: &ForkContext) -> (ARef<CssSet>, u32) {
+        // The fallback takes `css_set_lock` with interrupts disabled, as every user of the lock
+        // does. Nothing is put under it: `try_get()` cannot fail there, and its reference is
+        // returned.
         let rcu = rcu::read_lock();
-        let read = || {
-            let cset = CurrentCssSet::read(&rcu)?;
-            let kill_seq = kill_seq(&cset);
-            Some((cset, kill_seq))
-        };
         // Broken twin for `make check` (tests/twins.txt): one attempt, never validated.
         #[cfg(forkscale_twin_unvalidated_read)]
-        if let Some((cset, kill_seq)) = read() {
+        {
+            let cset = CurrentCssSet::read(&rcu, ctx);
+            let kill_seq = kill_seq(&cset);
+            cgroup_clone::read_window_delay();
             if let Some(cset) = cset.try_get() {
                 COUNTERS.add(LOCKLESS, 1);
                 return (cset, kill_seq);
@@ -85,7 +86,8 @@ impl CloneRead for SeqcountRead {
             let mut attempts = 0;
             let (attempt, path) = self.seq.read_or_lock(MAX_TRIES, || {
                 attempts += 1;
-                let (cset, kill_seq) = read()?;
+                let cset = CurrentCssSet::read(&rcu, ctx);
+                let kill_seq = kill_seq(&cset);
                 // The series' debug delay point, where the `seqcount` built-in has it: inside
                 // the lockless attempts, not under the lock.
                 if attempts <= MAX_TRIES {
@@ -142,16 +144,12 @@ impl CloneRead for PinnedRead {
 
     fn get_cset(&self, ctx: &ForkContext) -> (ARef<CssSet>, u32) {
         let rcu = rcu::read_lock();
-        loop {
-            // A forking task always has a css_set, so the loop runs once.
-            if let Some(cset) = CurrentCssSet::read(&rcu) {
-                COUNTERS.add(LOCKLESS, 1);
-                // `kill_seq` only grows and `cgroup_post_fork()` re-reads it under the lock,
-                // so a stale snapshot can only make the child notice a kill, never miss one.
-                let kill_seq = kill_seq(&cset);
-                return (cset.get_pinned(ctx), kill_seq);
-            }
-        }
+        let cset = CurrentCssSet::read(&rcu, ctx);
+        COUNTERS.add(LOCKLESS, 1);
+        // `kill_seq` only grows and `cgroup_post_fork()` re-reads it under the lock, so a stale
+        // snapshot can only make the child notice a kill, never miss one.
+        let kill_seq = kill_seq(&cset);
+        (cset.get_pinned(ctx), kill_seq)
     }
 
     fn read_stats(&self) -> bindings::cgroup_clone_stats {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Misuses of the seqcount API and of the pid_release hook's ReleasedPid must not compile,
+# Misuses of the seqcount API and of the hooks' kernel-crate types (ReleasedPid,
+# ForkContext, CurrentCssSet) must not compile,
 # each with the error that names the rule, while the correct uses (the controls)
 # must.
 #   compile_fail.sh <kdir> <workdir>
@@ -47,3 +48,12 @@ else
 	tail -n 20 "$work/released_pid_once.log" | sed 's/^/# /'
 fi
 must_fail released_pid_twice E0382 "a ReleasedPid given up twice"
+must_fail fork_context_forged E0423 "a ForkContext made outside the clone-read hook"
+
+if build css_set_within_rcu; then
+	echo "ok host: compile-fail control: current's css_set used inside its RCU section builds"
+else
+	echo "not ok host: compile-fail control: current's css_set used inside its RCU section builds"
+	tail -n 20 "$work/css_set_within_rcu.log" | sed 's/^/# /'
+fi
+must_fail css_set_outlives_rcu E0505 "current's css_set used after its RCU section"
