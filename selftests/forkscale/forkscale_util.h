@@ -356,13 +356,15 @@ static inline void kill_kids(pid_t *kids, int from, int to)
 }
 
 /*
- * Checks the last @cycles "pid release:" lines that unloading printed: every
- * pid queued was freed, none left pending. Returns how many lines passed.
+ * Counts the "forkscale: pid release:" lines in the kernel log: the module
+ * prints one only when an unload found its books unbalanced (a pid queued but
+ * not freed, or one still pending); a clean unload prints nothing. Returns
+ * the count, or -1 if the log cannot be read.
  */
-static inline int unload_logs_consistent(int cycles)
+static inline int unload_imbalances(void)
 {
-	int size = klogctl(10, NULL, 0), len, good = 0, seen = 0;
-	char *buf, *line, *save;
+	int size = klogctl(10, NULL, 0), len, n = 0;
+	char *buf, *at;
 
 	if (size <= 0)
 		return -1;
@@ -375,25 +377,11 @@ static inline int unload_logs_consistent(int cycles)
 		return -1;
 	}
 	buf[len] = '\0';
-	/* walk backwards over the lines by scanning forwards into a ring */
-	{
-		unsigned long long q[256], f[256], p[256];
-		int n = 0, i;
-
-		for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			char *at = strstr(line, "forkscale: pid release: ");
-
-			if (at && sscanf(at, "forkscale: pid release: %llu pids queued, %llu freed, %llu pending",
-					 &q[n % 256], &f[n % 256], &p[n % 256]) == 3)
-				n++;
-		}
-		for (i = n - 1; i >= 0 && i >= n - cycles && i > n - 256; i--) {
-			seen++;
-			good += q[i % 256] == f[i % 256] && p[i % 256] == 0;
-		}
-	}
+	for (at = strstr(buf, "forkscale: pid release: "); at;
+	     at = strstr(at + 1, "forkscale: pid release: "))
+		n++;
 	free(buf);
-	return seen == cycles ? good : -1;
+	return n;
 }
 
 #endif
