@@ -63,6 +63,25 @@ TEST(sysctl_refuses_unknown_names)
 	write_str(SYSCTL, "locked");
 }
 
+/* The debug kernel's defect switch (patch 15): an unknown name changes nothing. */
+TEST(defect_switch_refuses_unknown_names)
+{
+	const char *bad[] = { "bogus", "unvalidated", "no_post_fork_kill2",
+			      "a name far longer than the switch's buffer" };
+	char buf[64];
+	int i;
+
+	ASSERT_EQ(0, write_str(DEFECT, "unvalidated_read"));
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(-EINVAL, write_str(DEFECT, bad[i])) TH_LOG("wrote '%s'", bad[i]);
+		EXPECT_EQ(0, read_file(DEFECT, buf, sizeof(buf)));
+		EXPECT_STREQ("unvalidated_read\n", buf);
+	}
+	EXPECT_EQ(0, write_str(DEFECT, "none"));
+	EXPECT_EQ(0, read_file(DEFECT, buf, sizeof(buf)));
+	EXPECT_STREQ("none\n", buf);
+}
+
 TEST(stats_reset_accepts_only_zero)
 {
 	ASSERT_EQ(0, write_str(SYSCTL, "seqcount"));

@@ -22,6 +22,8 @@
 #define CGROOT "/sys/fs/cgroup"
 #define SYSCTL "/proc/sys/kernel/cgroup_clone_read"
 #define STATS "/sys/kernel/debug/cgroup_clone/stats"
+/* The series' debug defect switch (patch 15, tests/twins.txt). */
+#define DEFECT "/sys/kernel/debug/cgroup_clone_twin/defect"
 #define MODULE_KO "/lib/modules/forkscale.ko"
 #define CHILDREN 300
 #define PID_MAX "/proc/sys/kernel/pid_max"

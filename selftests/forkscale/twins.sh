@@ -1,13 +1,60 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Broken twins (tests/twins.txt): each is forkscale.ko built with one defect on
-# purpose. With the twin in place of forkscale.ko, the test named for it must
-# fail, with a line of output matching the twin's pattern; a test that passes
-# with its twin loaded cannot catch what it is named after. Runs last: a twin
-# may leave leaked css_sets behind.
+# Broken twins (tests/twins.txt). A module twin is forkscale.ko built with one
+# defect on purpose; a kernel twin ("kernel:<defect>") is a defect of the
+# kernel's own code that the debug kernel switches on in
+# /sys/kernel/debug/cgroup_clone_twin/defect. With the twin in place, the test
+# named for it must fail, with a line of output matching the twin's pattern; a
+# test that passes with its twin in place cannot catch what it is named after.
+# Runs last: a twin may leave leaked css_sets behind.
 list=/forkscale/twins.txt
 ko=/lib/modules/forkscale.ko
+knob=/sys/kernel/debug/cgroup_clone_twin/defect
 out=/tmp/twin.out
+
+# Runs <test> with the twin <name> in place; logs its output to the console.
+run_test() { # <name> <test>
+	echo "forkscale: twin $1: $2" > /dev/console
+	(cd /forkscale/tests && timeout 900 sh -c "$2") < /dev/null > $out 2>&1
+	sed "s/^/twin $1: /" $out > /dev/console
+}
+
+# Puts the module twin <name> in place of forkscale.ko and runs <test>. Prints
+# why the twin could not be run, if it could not.
+module_twin() { # <name> <test>
+	twin=/lib/modules/twins/$1/forkscale.ko
+	[ -f "$twin" ] || { echo "no twin module at $twin"; return; }
+	rmmod forkscale 2>/dev/null
+	[ ! -d /sys/module/forkscale ] || { echo "forkscale is loaded and does not unload"; return; }
+	mount --bind "$twin" $ko || { echo "cannot put the twin in place"; return; }
+	mark="forkscale twins: $1 starts"
+	echo "$mark" > /dev/kmsg
+	run_test "$1" "$2"
+	rmmod forkscale 2>/dev/null
+	umount $ko
+	# Every twin logs "broken twin" at init (build-twins.sh's --cfg forkscale_twin).
+	loaded=$(dmesg | sed -n "/$mark/,\$p" | grep -c 'forkscale: broken twin')
+	if cmp -s "$twin" $ko; then
+		echo "the real forkscale.ko is not back"
+	elif [ -d /sys/module/forkscale ]; then
+		echo "the twin is still loaded after its test"
+	elif [ "$loaded" -eq 0 ]; then
+		echo "the twin never loaded"
+	fi
+}
+
+# Switches the kernel's defect <defect> on, runs <test> and switches it off.
+kernel_twin() { # <defect> <test>
+	rmmod forkscale 2>/dev/null
+	[ ! -d /sys/module/forkscale ] || { echo "forkscale is loaded and does not unload"; return; }
+	if ! echo "$1" > $knob 2>/dev/null || [ "$(cat $knob)" != "$1" ]; then
+		echo "this kernel has no defect $1 in $knob"
+		return
+	fi
+	run_test "kernel:$1" "$2"
+	echo none > $knob
+	[ "$(cat $knob)" = none ] || echo "the defect is still on after its test"
+}
 
 twins=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' $list)
 echo "TAP version 13"
@@ -15,45 +62,23 @@ echo "1..$(echo "$twins" | grep -c .)"
 n=0
 echo "$twins" | while IFS='|' read -r name test pattern; do
 	n=$((n + 1))
-	twin=/lib/modules/twins/$name/forkscale.ko
 	# Named after the twin and the last word of its test (the case it runs), as a
 	# twin may be caught by more than one test.
 	what="$name is caught by ${test##*[ /]}"
-	if [ ! -f "$twin" ]; then
-		echo "not ok $n $what # no twin module at $twin"
-		continue
-	fi
-	rmmod forkscale 2>/dev/null
-	if [ -d /sys/module/forkscale ]; then
-		echo "not ok $n $what # forkscale is loaded and does not unload"
-		continue
-	fi
-	if ! mount --bind "$twin" $ko; then
-		echo "not ok $n $what # cannot put the twin in place"
-		continue
-	fi
-	mark="forkscale twins: $name starts"
-	echo "$mark" > /dev/kmsg
-	echo "forkscale: twin $name: $test" > /dev/console
-	(cd /forkscale/tests && timeout 900 sh -c "$test") < /dev/null > $out 2>&1
-	rc=$?
-	rmmod forkscale 2>/dev/null
-	umount $ko
-	sed "s/^/twin $name: /" $out > /dev/console
-	# Every twin logs "broken twin" at init (build-twins.sh's --cfg forkscale_twin).
-	loaded=$(dmesg | sed -n "/$mark/,\$p" | grep -c 'forkscale: broken twin')
-	if cmp -s "$twin" $ko; then
-		echo "not ok $n $what # the real forkscale.ko is not back"
-	elif [ -d /sys/module/forkscale ]; then
-		echo "not ok $n $what # the twin is still loaded after its test"
-	elif [ "$loaded" -eq 0 ]; then
-		echo "not ok $n $what # the twin never loaded"
+	rm -f $out
+	case $name in
+	kernel:*) broken=$(kernel_twin "${name#kernel:}" "$test") ;;
+	*) broken=$(module_twin "$name" "$test") ;;
+	esac
+	# run_test ran in a subshell: its exit status is not known here.
+	if [ -n "$broken" ]; then
+		echo "not ok $n $what # $broken"
 	elif grep -qE "$pattern" $out; then
 		echo "ok $n $what"
-		echo "# $name: $test failed (exit status $rc): $(grep -E "$pattern" $out | head -n 1)"
+		echo "# $name: $test failed: $(grep -E "$pattern" $out | head -n 1)"
 	else
 		echo "not ok $n $what"
-		echo "# $name: $test did not fail as expected (exit status $rc):"
+		echo "# $name: $test did not fail as expected:"
 		grep -E '^(not )?ok' $out | sed 's/^/#   /'
 	fi
 done
