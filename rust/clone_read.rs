@@ -49,16 +49,46 @@ fn kill_seq(cset: &CurrentCssSet<'_>) -> u32 {
     cset.kill_seq()
 }
 
+/// Broken twin for `make check` (tests/twins.txt): the css_set each process read at its last
+/// fork, reused for its next forks as if a process could not move. One process at a time.
+#[cfg(forkscale_twin_stale_css_set)]
+type StaleCache = Pin<KBox<kernel::sync::SpinLock<Option<(kernel::task::Pid, ARef<CssSet>)>>>>;
+
 /// The seqcount read over `css_set_for_clone_seq`, with `css_set_lock` as its fallback.
 pub(crate) struct SeqcountRead {
     seq: CloneSeqCount,
+    #[cfg(forkscale_twin_stale_css_set)]
+    stale: StaleCache,
 }
 
 impl SeqcountRead {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new() -> Result<Self> {
         COUNTERS.reset();
         let seq = clone_seqcount();
-        Self { seq }
+        Ok(Self {
+            seq,
+            #[cfg(forkscale_twin_stale_css_set)]
+            stale: KBox::pin_init(kernel::new_spinlock!(None), GFP_KERNEL)?,
+        })
+    }
+
+    /// The twin's cached css_set of current's process, if it has one.
+    #[cfg(forkscale_twin_stale_css_set)]
+    fn stale_get(&self) -> Option<ARef<CssSet>> {
+        let tgid = kernel::current!().tgid();
+        match &*self.stale.lock() {
+            Some((t, cset)) if *t == tgid => Some(cset.clone()),
+            _ => None,
+        }
+    }
+
+    /// Caches `cset` as current's process's css_set, for the twin.
+    #[cfg(forkscale_twin_stale_css_set)]
+    fn stale_put(&self, cset: &ARef<CssSet>) {
+        let entry = Some((kernel::current!().tgid(), cset.clone()));
+        // The old entry is put after the lock is dropped: its last put takes `css_set_lock`.
+        let old = core::mem::replace(&mut *self.stale.lock(), entry);
+        drop(old);
     }
 }
 
@@ -71,6 +101,11 @@ impl CloneRead for SeqcountRead {
         // does. Nothing is put under it: `try_get()` cannot fail there, and its reference is
         // returned.
         let rcu = rcu::read_lock();
+        #[cfg(forkscale_twin_stale_css_set)]
+        if let Some(cset) = self.stale_get() {
+            COUNTERS.add(LOCKLESS, 1);
+            return (cset, kill_seq(&CurrentCssSet::read(&rcu, ctx)));
+        }
         // Broken twin for `make check` (tests/twins.txt): one attempt, never validated.
         #[cfg(forkscale_twin_unvalidated_read)]
         {
@@ -114,6 +149,8 @@ impl CloneRead for SeqcountRead {
                 // Broken twin for `make check` (tests/twins.txt): leaks a reference.
                 #[cfg(forkscale_twin_css_set_leak)]
                 core::mem::forget(found.0.clone());
+                #[cfg(forkscale_twin_stale_css_set)]
+                self.stale_put(&found.0);
                 return found;
             }
         }

@@ -94,7 +94,7 @@ impl kernel::Module for Forkscale {
 
         let clone_read = match read {
             0 => KBox::pin_init(
-                cgroup_clone::Registration::new(SeqcountRead::new(), module),
+                cgroup_clone::Registration::new(SeqcountRead::new()?, module),
                 GFP_KERNEL,
             )
             .map(|_reg| CloneReadRegistration::Seqcount { _reg }),

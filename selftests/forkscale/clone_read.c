@@ -3,7 +3,8 @@
  * Races against the clone-time css_set read, for every implementation of
  * kernel.cgroup_clone_read and for the forkscale module:
  *  - forks and thread creations while their parent and other tasks migrate:
- *    every child starts in a cgroup its parent was in;
+ *    every child starts in a cgroup its parent was in, and in the parent's
+ *    cgroup when no move of the parent overlapped its fork;
  *  - a forking cgroup killed over and over: every kill empties the cgroup;
  *  - a fork after a kill of its cgroup is over: the child lives;
  *  - clone3(CLONE_INTO_CGROUP) while the parent migrates: the child lands in
@@ -19,10 +20,12 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -37,16 +40,30 @@
 #define CG_B "forkscale_cr_b"
 #define CG_C "forkscale_cr_c"
 
-/* Spawns a task that moves @pid between A and B until killed. */
-static pid_t start_migrator(pid_t pid)
+/*
+ * Spawns a task that moves @pid between A and B until killed. With @moves, it
+ * makes *@moves odd while each move runs, and sleeps 10 ms after two moves of
+ * every four (one into A, one into B): a task that sees the same even value
+ * before and after a fork knows no move of it overlapped the fork, and the
+ * gaps make that happen often, in both cgroups.
+ */
+static pid_t start_migrator(pid_t pid, _Atomic unsigned long *moves)
 {
 	pid_t m = fork();
 	unsigned long i;
 
 	if (m)
 		return m;
-	for (i = 0;; i++)
+	for (i = 0;; i++) {
+		if (moves)
+			atomic_fetch_add(moves, 1);
 		move_pid(i % 2 ? CG_A : CG_B, pid);
+		if (moves) {
+			atomic_fetch_add(moves, 1);
+			if (i % 4 >= 2)
+				usleep(10000);
+		}
+	}
 }
 
 /* Sleeps until killed: a bystander whose migrations bump the sequence. */
@@ -180,37 +197,64 @@ static void impl_was_used(struct __test_metadata *_metadata, const char *impl)
 		EXPECT_LT(0, stats_value("lockless"));
 }
 
-struct child_report {
+/* What the parent P of children_start_in_a_cgroup_of_the_parent counts. */
+struct placement {
+	_Atomic unsigned long moves;	/* odd while P's migrator moves it */
+	int exact;			/* children started while P stayed put */
+	int exact_in_b;			/* ... in B, where P started only after a move */
+	int elsewhere;			/* ... that started in another cgroup */
+};
+
+struct thread_report {
 	int pipe_wr;
+	char cgroup;
 };
 
 static void *thread_report(void *arg)
 {
-	struct child_report *r = arg;
-	char c = cgroup_letter("/proc/thread-self/cgroup");
+	struct thread_report *r = arg;
 
-	if (write(r->pipe_wr, &c, 1) != 1)
+	r->cgroup = cgroup_letter("/proc/thread-self/cgroup");
+	if (write(r->pipe_wr, &r->cgroup, 1) != 1)
 		return NULL;
 	return NULL;
 }
 
 /*
+ * P's side of one child, which started in @child's cgroup: if no move of P
+ * overlapped the time from @moves_before (when P read its own cgroup, @mine)
+ * until now, the child must have started in @mine.
+ */
+static void placed(struct placement *pl, unsigned long moves_before, char mine, char child)
+{
+	if (moves_before % 2 || atomic_load(&pl->moves) != moves_before)
+		return;
+	pl->exact++;
+	pl->exact_in_b += mine == 'B';
+	pl->elsewhere += child != mine;
+}
+
+/*
  * The parent P forks processes and creates threads, each reporting the
  * cgroup it starts in, while one migrator moves P and another moves a
- * sleeping bystander between A and B.
+ * sleeping bystander between A and B. Each child must start in A or B; one
+ * started while P stayed put must start in P's cgroup, not one P left.
  */
 TEST_F_TIMEOUT(clone_read, children_start_in_a_cgroup_of_the_parent, 300)
 {
 	int fds[2], go[2], i, in_ab = 0, other = 0, n = 0;
 	pid_t p, mig_p, sleeper, mig_s;
+	struct placement *pl;
 	char c;
 
+	pl = mmap(NULL, sizeof(*pl), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, pl);
 	ASSERT_EQ(0, pipe(fds));
 	ASSERT_EQ(0, pipe(go));
 	p = fork();
 	ASSERT_LE(0, p);
 	if (p == 0) {
-		struct child_report r = { .pipe_wr = fds[1] };
+		struct thread_report r = { .pipe_wr = fds[1] };
 
 		close(fds[0]);
 		close(go[1]);
@@ -218,26 +262,34 @@ TEST_F_TIMEOUT(clone_read, children_start_in_a_cgroup_of_the_parent, 300)
 		if (read(go[0], &c, 1) != 1)
 			_exit(1);
 		for (i = 0; i < CHILDREN; i++) {
+			unsigned long moves = atomic_load(&pl->moves);
+			char mine = cgroup_letter("/proc/self/cgroup");
+			int status;
 			pthread_t t;
 			pid_t k = fork();
 
 			if (k == 0) {
 				c = cgroup_letter("/proc/self/cgroup");
-				_exit(write(fds[1], &c, 1) == 1 ? 0 : 1);
+				_exit(write(fds[1], &c, 1) == 1 ? c : 1);
 			}
-			if (k > 0)
-				waitpid(k, NULL, 0);
-			if (!pthread_create(&t, NULL, thread_report, &r))
+			if (k > 0 && waitpid(k, &status, 0) == k && WIFEXITED(status))
+				placed(pl, moves, mine, WEXITSTATUS(status));
+
+			moves = atomic_load(&pl->moves);
+			mine = cgroup_letter("/proc/self/cgroup");
+			if (!pthread_create(&t, NULL, thread_report, &r)) {
 				pthread_join(t, NULL);
+				placed(pl, moves, mine, r.cgroup);
+			}
 		}
 		_exit(0);
 	}
 	close(fds[1]);
 	close(go[0]);
 	ASSERT_EQ(0, move_pid(CG_A, p));
-	mig_p = start_migrator(p);
+	mig_p = start_migrator(p, &pl->moves);
 	sleeper = start_sleeper();
-	mig_s = start_migrator(sleeper);
+	mig_s = start_migrator(sleeper, NULL);
 	ASSERT_EQ(1, write(go[1], "g", 1));
 	close(go[1]);
 
@@ -257,8 +309,13 @@ TEST_F_TIMEOUT(clone_read, children_start_in_a_cgroup_of_the_parent, 300)
 	EXPECT_EQ(2 * CHILDREN, n);
 	EXPECT_EQ(n, in_ab);
 	EXPECT_EQ(0, other);
+	/* the exact check ran, also after P had moved, and found every child in P's cgroup */
+	EXPECT_LT(0, pl->exact_in_b);
+	EXPECT_EQ(0, pl->elsewhere);
 	impl_was_used(_metadata, variant->impl);
-	TH_LOG("%s: %d children in A or B; %s", variant->impl, in_ab, stats_line());
+	TH_LOG("%s: %d children in A or B, %d of them (%d in B) started while the parent stayed put; %s",
+	       variant->impl, in_ab, pl->exact, pl->exact_in_b, stats_line());
+	munmap(pl, sizeof(*pl));
 }
 
 /*
@@ -367,7 +424,7 @@ TEST_F_TIMEOUT(clone_read, clone_into_cgroup_lands_there_while_parent_moves, 300
 	}
 	close(fds[1]);
 	ASSERT_EQ(0, move_pid(CG_A, p));
-	mig_p = start_migrator(p);
+	mig_p = start_migrator(p, NULL);
 	while (read(fds[0], &c, 1) == 1) {
 		n++;
 		in_c += c == 'C';
