@@ -63,8 +63,22 @@ TEST(sysctl_refuses_unknown_names)
 	write_str(SYSCTL, "locked");
 }
 
-/* The debug kernel's defect switch (patch 15): an unknown name changes nothing. */
-TEST(defect_switch_refuses_unknown_names)
+/* The series' defect switch (patch 15): an unknown name changes nothing. */
+FIXTURE(defect_switch) {
+	int unused;
+};
+
+FIXTURE_SETUP(defect_switch)
+{
+}
+
+/* whatever happened, no later test runs with a defect on */
+FIXTURE_TEARDOWN(defect_switch)
+{
+	write_str(DEFECT, "none");
+}
+
+TEST_F(defect_switch, refuses_unknown_names)
 {
 	const char *bad[] = { "bogus", "unvalidated", "no_post_fork_kill2",
 			      "a name far longer than the switch's buffer" };

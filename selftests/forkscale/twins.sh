@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Broken twins (tests/twins.txt). A module twin is forkscale.ko built with one
 # defect on purpose; a kernel twin ("kernel:<defect>") is a defect of the
-# kernel's own code that the debug kernel switches on in
+# kernel's own code that the series' kernel (patch 15) switches on in
 # /sys/kernel/debug/cgroup_clone_twin/defect. With the twin in place, the test
 # named for it must fail, with a line of output matching the twin's pattern; a
 # test that passes with its twin in place cannot catch what it is named after.
@@ -12,10 +12,15 @@ ko=/lib/modules/forkscale.ko
 knob=/sys/kernel/debug/cgroup_clone_twin/defect
 out=/tmp/twin.out
 
-# Runs <test> with the twin <name> in place; logs its output to the console.
+# Whatever happens, no defect stays switched on after this script.
+[ ! -e $knob ] || trap 'echo none > $knob' EXIT
+
+# Runs <test> with the twin <name> in place; logs its output to the console,
+# and its exit status to $out.rc (124: killed at its timeout).
 run_test() { # <name> <test>
 	echo "forkscale: twin $1: $2" > /dev/console
 	(cd /forkscale/tests && timeout 900 sh -c "$2") < /dev/null > $out 2>&1
+	echo $? > $out.rc
 	sed "s/^/twin $1: /" $out > /dev/console
 }
 
@@ -47,7 +52,8 @@ module_twin() { # <name> <test>
 kernel_twin() { # <defect> <test>
 	rmmod forkscale 2>/dev/null
 	[ ! -d /sys/module/forkscale ] || { echo "forkscale is loaded and does not unload"; return; }
-	if ! echo "$1" > $knob 2>/dev/null || [ "$(cat $knob)" != "$1" ]; then
+	if ! { echo "$1" > $knob; } 2>/dev/null || [ "$(cat $knob)" != "$1" ]; then
+		echo none > $knob 2>/dev/null
 		echo "this kernel has no defect $1 in $knob"
 		return
 	fi
@@ -65,20 +71,21 @@ echo "$twins" | while IFS='|' read -r name test pattern; do
 	# Named after the twin and the last word of its test (the case it runs), as a
 	# twin may be caught by more than one test.
 	what="$name is caught by ${test##*[ /]}"
-	rm -f $out
+	rm -f $out $out.rc
 	case $name in
 	kernel:*) broken=$(kernel_twin "${name#kernel:}" "$test") ;;
 	*) broken=$(module_twin "$name" "$test") ;;
 	esac
-	# run_test ran in a subshell: its exit status is not known here.
+	# run_test ran in a subshell: its exit status is in $out.rc.
+	rc=$(cat $out.rc 2>/dev/null)
 	if [ -n "$broken" ]; then
 		echo "not ok $n $what # $broken"
 	elif grep -qE "$pattern" $out; then
 		echo "ok $n $what"
-		echo "# $name: $test failed: $(grep -E "$pattern" $out | head -n 1)"
+		echo "# $name: $test failed (exit status $rc): $(grep -E "$pattern" $out | head -n 1)"
 	else
 		echo "not ok $n $what"
-		echo "# $name: $test did not fail as expected:"
+		echo "# $name: $test did not fail as expected (exit status $rc):"
 		grep -E '^(not )?ok' $out | sed 's/^/#   /'
 	fi
 done
