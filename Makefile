@@ -45,7 +45,8 @@ initramfs: module selftests twins
 	@mkdir -p $(dir $(INITRD))
 	@TWINS=$(TWINS_DIR) qemu/mkinitramfs.sh $(INITRD) $(OUT)/selftests rust/forkscale.ko \
 		$(KDIR)/samples/rust/rust_seqlock.ko \
-		tests/modules/forkscale_leaky.ko
+		tests/modules/forkscale_leaky.ko \
+		$(wildcard $(KDIR)/samples/kmemleak/kmemleak-test.ko)
 
 run: initramfs
 	@echo "run: booting $(FLAVOR) kernel under $$(qemu/accel.sh) with $(SMP) vCPUs"

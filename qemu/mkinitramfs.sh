@@ -19,6 +19,7 @@ install -m 0755 "$here/guest/run-tests" "$here/guest/run-report" \
 	"$here/guest/run-bench" "$here/guest/run-conformance" "$root/forkscale/"
 cp -a "$tests"/. "$root/forkscale/tests/"
 mv "$root/forkscale/tests/tests.list" "$root/forkscale/tests.list"
+install -m 0644 "$here/guest/mttcg.list" "$root/forkscale/mttcg.list"
 for ko in "$@"; do
 	install -m 0644 "$ko" "$root/lib/modules/"
 done
