@@ -51,17 +51,27 @@ else
 	fi
 fi
 
-# The self-test: kmemleak-test's init drops kmalloc()ed and vmalloc()ed pointers.
+# The self-test: kmemleak-test's init drops kmalloc()ed, vmalloc()ed and percpu
+# pointers. Copies of them can stay for a while in memory kmemleak scans (the
+# kernel stack insmod ran on is cached for the next task), which hides a leak
+# until they are overwritten; kmemleak's documentation warns that the first scan
+# may report nothing. So up to three rounds, each after a few forks.
 if ! insmod $sample; then
 	echo "# insmod $sample failed"
 	echo "not ok 3 the leaking sample module is reported"
 	exit 1
 fi
-scan
-sample_leaks=$(grep -c 'kmemleak_test_init' $out 2>/dev/null)
-if [ "${sample_leaks:-0}" -gt 0 ]; then
+sample_leaks=0
+for round in 1 2 3; do
+	for i in 1 2 3 4 5 6 7 8; do (:); done
+	scan || break
+	# the module's init is init_module in the backtrace, with the module's name
+	sample_leaks=$(grep -c '\[kmemleak_test\]' $out)
+	[ "$sample_leaks" -eq 0 ] || break
+done
+if [ "$sample_leaks" -gt 0 ]; then
 	echo "ok 3 the leaking sample module is reported"
-	echo "# $sample_leaks backtraces through kmemleak_test_init"
+	echo "# $sample_leaks backtrace lines in kmemleak_test, in round $round"
 else
 	[ -f $out ] && sed -n '1,20s/^/# /p' $out || echo "# a scan failed"
 	echo "not ok 3 the leaking sample module is reported"
