@@ -223,11 +223,12 @@ static void *thread_report(void *arg)
 /*
  * P's side of one child, which started in @child's cgroup: if no move of P
  * overlapped the time from @moves_before (when P read its own cgroup, @mine)
- * until now, the child must have started in @mine.
+ * until @moves_after, the child must have started in @mine.
  */
-static void placed(struct placement *pl, unsigned long moves_before, char mine, char child)
+static void placed(struct placement *pl, unsigned long moves_before,
+		   unsigned long moves_after, char mine, char child)
 {
-	if (moves_before % 2 || atomic_load(&pl->moves) != moves_before)
+	if (moves_before % 2 || moves_after != moves_before)
 		return;
 	pl->exact++;
 	pl->exact_in_b += mine == 'B';
@@ -267,19 +268,27 @@ TEST_F_TIMEOUT(clone_read, children_start_in_a_cgroup_of_the_parent, 300)
 			int status;
 			pthread_t t;
 			pid_t k = fork();
+			/*
+			 * The child is linked into its cgroup before fork()
+			 * returns, and moves of P do not move it: the window
+			 * ends here, not after the wait (which took longer
+			 * than the migrator's pauses in one run).
+			 */
+			unsigned long after = atomic_load(&pl->moves);
 
 			if (k == 0) {
 				c = cgroup_letter("/proc/self/cgroup");
 				_exit(write(fds[1], &c, 1) == 1 ? c : 1);
 			}
 			if (k > 0 && waitpid(k, &status, 0) == k && WIFEXITED(status))
-				placed(pl, moves, mine, WEXITSTATUS(status));
+				placed(pl, moves, after, mine, WEXITSTATUS(status));
 
 			moves = atomic_load(&pl->moves);
 			mine = cgroup_letter("/proc/self/cgroup");
 			if (!pthread_create(&t, NULL, thread_report, &r)) {
 				pthread_join(t, NULL);
-				placed(pl, moves, mine, r.cgroup);
+				/* a thread moves with P: its window ends once it has read */
+				placed(pl, moves, atomic_load(&pl->moves), mine, r.cgroup);
 			}
 		}
 		_exit(0);
