@@ -155,15 +155,10 @@ FIXTURE(storm) {};
 FIXTURE_SETUP(storm) {}
 FIXTURE_TEARDOWN(storm) {}
 
-/*
- * 30 insmod/rmmod cycles (FORKSCALE_LOAD_CYCLES) while processes fork and
- * threads come and go. Each took about 6 s in the TCG guest (1.5 s under the
- * no_unload_flush twin, whose unload frees nothing): 100 took 9.5 of the 54
- * minutes of a make check.
- */
+/* 100 insmod/rmmod cycles while processes fork and threads come and go. */
 TEST_F_TIMEOUT(storm, load_unload_under_fork_storm, 600)
 {
-	int cycles = env_int("FORKSCALE_LOAD_CYCLES", 30), i, loads = 0, unloads = 0;
+	int cycles = env_int("FORKSCALE_LOAD_CYCLES", 100), i, loads = 0, unloads = 0;
 	long long baseline;
 	pid_t storm[3];
 
