@@ -12,10 +12,6 @@ ko=/lib/modules/forkscale.ko
 knob=/sys/kernel/debug/cgroup_clone_twin/defect
 out=/tmp/twin.out
 
-# No defect stays switched on after this script (run-tests also switches it off
-# after each test, as busybox sh runs no EXIT trap when killed by a signal).
-[ ! -e $knob ] || trap 'echo none > $knob' EXIT
-
 # Runs <test> with the twin <name> in place; logs its output to the console,
 # and its exit status to $out.rc (143: killed at its timeout, by busybox's SIGTERM).
 run_test() { # <name> <test>
