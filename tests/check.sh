@@ -60,17 +60,33 @@ docs_build() {
 	done
 }
 
-# The main guest runs on one host thread (single-threaded TCG), so it boots
-# first and the host checks and the second guest use the other core meanwhile.
-main_guest() {
-	if TIMEOUT=${CHECK_TIMEOUT:-3600} "$top/qemu/run-vm.sh" "$kernel" "$initrd" "$out/vm" check 2> "$out/vm.err"; then
-		echo "ok vm: guest ran every test and shut down cleanly"
+# guest <dir> <description> <run-vm.sh mode and kernel args...>: boots a guest,
+# reports whether it ran to its end cleanly, and forwards its results.
+guest() {
+	local dir=$1 what=$2
+	shift 2
+	if "$top/qemu/run-vm.sh" "$kernel" "$initrd" "$out/$dir" "$@" 2> "$out/$dir.err"; then
+		echo "ok vm: $what"
 	else
-		echo "not ok vm: guest ran every test and shut down cleanly"
-		sed 's/^/# /' "$out/vm.err"
+		echo "not ok vm: $what"
+		sed 's/^/# /' "$out/$dir.err"
 	fi
-	grep -aE "^(not )?ok |^# [^ ]+: " "$out/vm/results.log" 2>/dev/null
-	touch "$out/vm/results.log"
+	grep -aE "^(not )?ok |^# [^ ]+: " "$out/$dir/results.log" 2>/dev/null
+	touch "$out/$dir/results.log"
+}
+
+# Three guests. The main one and the twins' run on one host thread each
+# (single-threaded TCG): the main one, the longest, boots first and runs alone
+# on one core, while the other core runs the host checks (niced, so that they
+# do not slow it), the multi-threaded guest and then the twins' guest.
+main_guest() {
+	TIMEOUT=${CHECK_TIMEOUT:-3600} guest vm "guest ran every test and shut down cleanly" check
+}
+
+# The broken twins (selftests/forkscale/twins.sh) in a boot of their own.
+twins_guest() {
+	echo "# booting the twins' VM (${SMP:-2} vCPUs)"
+	TIMEOUT=${TWINS_TIMEOUT:-1800} guest twins "twins' guest ran every twin and shut down cleanly" twins
 }
 
 mttcg_guest() {
@@ -79,19 +95,13 @@ mttcg_guest() {
 	# of qemu/guest/mttcg.list, which patch no kernel text (qemu/run-vm.sh), with
 	# kmemleak on and a scan after them.
 	echo "# booting the multi-threaded TCG VM (${SMP:-2} vCPUs, cgroup_clone_read=seqcount, kmemleak=on)"
-	if TCG_THREAD=multi TIMEOUT=${MTTCG_TIMEOUT:-1200} "$top/qemu/run-vm.sh" "$kernel" "$initrd" \
-		"$out/mttcg" mttcg cgroup_clone_read=seqcount kmemleak=on 2> "$out/mttcg.err"; then
-		echo "ok vm: multi-threaded TCG guest ran its tests and shut down cleanly"
-	else
-		echo "not ok vm: multi-threaded TCG guest ran its tests and shut down cleanly"
-		sed 's/^/# /' "$out/mttcg.err"
-	fi
-	grep -aE "^(not )?ok |^# [^ ]+: " "$out/mttcg/results.log" 2>/dev/null
-	touch "$out/mttcg/results.log"
+	TCG_THREAD=multi TIMEOUT=${MTTCG_TIMEOUT:-1200} guest mttcg \
+		"multi-threaded TCG guest ran its tests and shut down cleanly" \
+		mttcg cgroup_clone_read=seqcount kmemleak=on
 }
 
 manifest_checks() {
-	cat "$out/vm/results.log" "$out/mttcg/results.log" > "$out/results.log"
+	cat "$out/vm/results.log" "$out/mttcg/results.log" "$out/twins/results.log" > "$out/results.log"
 	"$top/tests/host/manifest.sh" "$out/results.log"
 	# The manifest check itself: the same results less one must fail it.
 	grep -aE '^(not )?ok ' "$out/results.log" | sed '$d' > "$out/results-less-one.log"
@@ -109,16 +119,18 @@ echo "# booting the test VM ($("$top/qemu/accel.sh"), ${SMP:-2} vCPUs) in the ba
 rm -rf "$out/vm"
 main_guest > "$out/main-guest.tap" &
 main_pid=$!
+host() { nice -n 10 "$@"; }
 report < <(docs_build)
-report < <("$top/tests/host/deps.sh")
-report < <("$top/tests/host/source_fetch.sh")
-report < <("$top/kernel/lint.sh" "$out/lint")
-report < <("$top/tests/host/models.sh" "$out/models")
-report < <("$top/tests/host/compile_fail.sh" "$kdir" "$out/compile-fail")
-report < <("$top/tests/host/module_imports.sh" "$top/rust/forkscale.ko")
-report < <("$top/tests/host/bad_input.sh" "$CACHE")
-report < <("$top/tests/host/harness.sh" "$kernel" "$initrd" "$out/harness")
+report < <(host "$top/tests/host/deps.sh")
+report < <(host "$top/tests/host/source_fetch.sh")
+report < <(host "$top/kernel/lint.sh" "$out/lint")
+report < <(host "$top/tests/host/models.sh" "$out/models")
+report < <(host "$top/tests/host/compile_fail.sh" "$kdir" "$out/compile-fail")
+report < <(host "$top/tests/host/module_imports.sh" "$top/rust/forkscale.ko")
+report < <(host "$top/tests/host/bad_input.sh" "$CACHE")
+report < <(host "$top/tests/host/harness.sh" "$kernel" "$initrd" "$out/harness")
 report < <(mttcg_guest)
+report < <(twins_guest)
 echo "# waiting for the test VM"
 wait "$main_pid"
 report < "$out/main-guest.tap"
