@@ -65,6 +65,8 @@ docs_build() {
 guest() {
 	local dir=$1 what=$2
 	shift 2
+	# no result of an earlier run may stand in for this one's
+	rm -rf "${out:?}/$dir"
 	if "$top/qemu/run-vm.sh" "$kernel" "$initrd" "$out/$dir" "$@" 2> "$out/$dir.err"; then
 		echo "ok vm: $what"
 	else
@@ -116,7 +118,6 @@ manifest_checks() {
 
 report < <(cache_unchanged)
 echo "# booting the test VM ($("$top/qemu/accel.sh"), ${SMP:-2} vCPUs) in the background"
-rm -rf "$out/vm"
 main_guest > "$out/main-guest.tap" &
 main_pid=$!
 host() { nice -n 10 "$@"; }
