@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make check`: host-side checks, then every in-guest test, as one TAP stream
+# `make check`: host-side checks and every in-guest test, as one TAP stream
 # ending in "N passed, N failed, N skipped". Exits non-zero on any failure.
 #   check.sh <bzImage> <initramfs> <kdir> <outdir>
 set -uo pipefail
@@ -78,9 +78,10 @@ guest() {
 }
 
 # Three guests. The main one and the twins' run on one host thread each
-# (single-threaded TCG): the main one, the longest, boots first and runs alone
-# on one core, while the other core runs the host checks (niced, so that they
-# do not slow it), the multi-threaded guest and then the twins' guest.
+# (single-threaded TCG): the main one, the longest, boots first and runs
+# throughout, while the host checks (niced, so that they do not slow it), the
+# multi-threaded guest (two host threads, for its 2 to 3 minutes) and then the
+# twins' guest use the other core.
 main_guest() {
 	TIMEOUT=${CHECK_TIMEOUT:-3600} guest vm "guest ran every test and shut down cleanly" check
 }
@@ -118,8 +119,15 @@ manifest_checks() {
 
 report < <(cache_unchanged)
 echo "# booting the test VM ($("$top/qemu/accel.sh"), ${SMP:-2} vCPUs) in the background"
+# In a process group of its own, so that a make check that is stopped stops it
+# too (its qemu would otherwise run on, and write into a later run's results).
+set -m
 main_guest > "$out/main-guest.tap" &
 main_pid=$!
+set +m
+trap 'kill -- -"$main_pid" 2> /dev/null' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 host() { nice -n 10 "$@"; }
 report < <(docs_build)
 report < <(host "$top/tests/host/deps.sh")
@@ -135,6 +143,8 @@ report < <(twins_guest)
 echo "# waiting for the test VM"
 wait "$main_pid"
 report < "$out/main-guest.tap"
+grep -qE '^(not )?ok vm: ' "$out/main-guest.tap" ||
+	report <<< "not ok vm: the main guest's job ended before it reported"
 report < <(manifest_checks)
 
 echo "1..$n"
