@@ -6,8 +6,8 @@
 # /sys/kernel/debug/cgroup_clone_twin/defect. With the twin in place, the test
 # named for it must fail, with a line of output matching the twin's pattern; a
 # test that passes with its twin in place cannot catch what it is named after.
-# Runs in a guest boot of its own (make check's twins mode): a twin may leave
-# leaked css_sets behind.
+# Runs in a guest boot of its own (tests/check.sh): a twin may leave leaked
+# css_sets behind.
 list=/forkscale/twins.txt
 ko=/lib/modules/forkscale.ko
 knob=/sys/kernel/debug/cgroup_clone_twin/defect
