@@ -46,3 +46,19 @@ else
 	echo "not ok host: harness kills a hung guest at its timeout (wrong report)"
 	sed 's/^/# /' "$out/hang.txt"
 fi
+
+# run-tests' clean-up after a test: a test that passed and left a task, the
+# module and a switched sysctl behind fails, and the next test finds all three
+# undone (selftests/forkscale/harness_leftover.sh).
+log=$out/leftover/results.log
+if ! "$here/run-vm.sh" "$kernel" "$initrd" "$out/leftover" selftest-leftover > "$out/leftover.txt" 2>&1; then
+	echo "not ok host: harness undoes what a test left behind (the guest failed)"
+	sed 's/^/# /' "$out/leftover.txt"
+elif grep -qx 'not ok harness_leftover.sh: left forkscale.ko loaded, cgroup_clone_read=seqcount after passing' "$log" &&
+     grep -qx '# harness_leftover.sh: killed 1 tasks it left running' "$log" &&
+     grep -qx 'ok harness_leftover.sh: what the run before left was undone' "$log"; then
+	echo "ok host: harness undoes what a test left behind, and fails the test"
+else
+	echo "not ok host: harness undoes what a test left behind, and fails the test"
+	grep -aE '^(not )?ok |^# ' "$log" | sed 's/^/# /'
+fi
