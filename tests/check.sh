@@ -66,6 +66,7 @@ guest() {
 	local dir=$1 what=$2
 	shift 2
 	# no result of an earlier run may stand in for this one's
+	local t0=$SECONDS
 	rm -rf "${out:?}/$dir"
 	if "$top/qemu/run-vm.sh" "$kernel" "$initrd" "$out/$dir" "$@" 2> "$out/$dir.err"; then
 		echo "ok vm: $what"
@@ -73,6 +74,7 @@ guest() {
 		echo "not ok vm: $what"
 		sed 's/^/# /' "$out/$dir.err"
 	fi
+	echo "# time: host: the guest in $dir took $((SECONDS - t0)) s"
 	grep -aE "^(not )?ok |^# [^ ]+: " "$out/$dir/results.log" 2>/dev/null
 	touch "$out/$dir/results.log"
 }
@@ -130,7 +132,13 @@ set +m
 trap 'kill -- -"$main_pid" 2> /dev/null' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-host() { nice -n 10 "$@"; }
+# Each host step (niced, so that it does not slow the main guest), with the
+# seconds it took, for the log: where make check's time goes.
+host() {
+	local t0=$SECONDS
+	nice -n 10 "$@"
+	echo "# time: host: ${1##*/} took $((SECONDS - t0)) s"
+}
 report < <(docs_build)
 report < <(host "$top/tests/host/deps.sh")
 report < <(host "$top/tests/host/source_fetch.sh")
@@ -142,8 +150,10 @@ report < <(host "$top/tests/host/bad_input.sh" "$CACHE")
 report < <(host "$top/tests/host/harness.sh" "$kernel" "$initrd" "$out/harness")
 report < <(mttcg_guest)
 report < <(twins_guest)
+echo "# time: host: the host checks and the other guests took $SECONDS s"
 echo "# waiting for the test VM"
 wait "$main_pid"
+echo "# time: host: the main guest ended after $SECONDS s"
 report < "$out/main-guest.tap"
 grep -qE '^(not )?ok vm: ' "$out/main-guest.tap" ||
 	report <<< "not ok vm: the main guest's job ended before it reported"
