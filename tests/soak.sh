@@ -14,6 +14,8 @@ passed=0 failed=0
 
 kills=${SOAK_KILLS:-3000}
 case $kills in ''|*[!0-9]*) echo "soak: SOAK_KILLS must be a number of kills, not '$kills'" >&2; exit 2 ;; esac
+# clone_read's kill case has a timeout of its own (900 s)
+if [ "$kills" -gt 5000 ]; then echo "soak: SOAK_KILLS must be at most 5000, not $kills" >&2; exit 2; fi
 
 echo "soak: $secs s of every fork/exit path at once, then fault injection, then"
 echo "soak: clone_read with $kills cgroup.kill rounds for every read, on the debug kernel"

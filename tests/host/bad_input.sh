@@ -55,3 +55,20 @@ PATCH
 echo 0001-broken.patch > "$tmp/series/series"
 expect "a patch that does not apply is refused" "patch 0001-broken.patch does not apply" \
 	"$cache" SERIES_DIR="$tmp/series"
+
+# make soak's knobs are checked before anything boots: exit status 2, one
+# line saying which, and no output directory.
+soak_refuses() { # <description> <message-regex> <variable=value>
+	env "$3" "$top/tests/soak.sh" "$tmp/no-bzImage" "$tmp/no-initrd" "$tmp/soak" > "$tmp/out" 2>&1
+	local rc=$?
+	if [ $rc -eq 2 ] && grep -qE "$2" "$tmp/out" && [ "$(wc -l < "$tmp/out")" -eq 1 ] &&
+	   [ ! -e "$tmp/soak" ]; then
+		echo "ok host: $1"
+	else
+		echo "not ok host: $1 (rc=$rc)"
+		sed 's/^/# /' "$tmp/out"
+	fi
+}
+soak_refuses "make soak refuses a SOAK_SECS that is not a number" "SOAK_SECS must be a number" SOAK_SECS=10m
+soak_refuses "make soak refuses a SOAK_KILLS that is not a number" "SOAK_KILLS must be a number" SOAK_KILLS=lots
+soak_refuses "make soak refuses more SOAK_KILLS than clone_read has time for" "at most 5000" SOAK_KILLS=9000
