@@ -36,6 +36,31 @@ use loom::cell::UnsafeCell;
 use loom::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
+use std::cell::{Cell, RefCell};
+
+std::thread_local! {
+    /// The steps of the execution being checked, so that a failed property comes with
+    /// the interleaving that broke it ([`last_trace`]). Kept outside loom's view: loom
+    /// runs a model's threads one at a time on the test's thread, and this orders
+    /// nothing. One per test thread, so tests may run in parallel.
+    static TRACE: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+loom::thread_local! {
+    /// Which model thread records a step.
+    static WHO: Cell<&'static str> = Cell::new("main");
+}
+
+fn step(what: String) {
+    let who = WHO.with(|w| w.get());
+    TRACE.with(|t| t.borrow_mut().push(format!("{who:>6}: {what}")));
+}
+
+/// The steps of the last execution loom ran on this thread: after a failed check, the
+/// failing one.
+pub fn last_trace() -> Vec<String> {
+    TRACE.with(|t| t.borrow().clone())
+}
 
 /// Lockless attempts before the reader takes `css_set_lock`: `CGROUP_CLONE_MAX_TRIES` and the
 /// module's `MAX_TRIES`.
@@ -107,6 +132,14 @@ pub enum Writer {
 
 const A: usize = 0;
 const B: usize = 1;
+
+fn name(cset: usize) -> &'static str {
+    if cset == A {
+        "A"
+    } else {
+        "B"
+    }
+}
 
 struct CssSet {
     refs: AtomicUsize,
@@ -225,12 +258,18 @@ impl World {
     /// `put_css_set()`: the last put frees after a grace period (`kfree_rcu`).
     fn put(&self, cset: usize) {
         let old = self.csets[cset].refs.fetch_sub(1, Ordering::Release);
+        step(format!(
+            "put css_set {}: refs {old} -> {}",
+            name(cset),
+            old.wrapping_sub(1)
+        ));
         assert_ne!(old, 0, "css_set {cset} put below zero");
         if old == 1 {
             fence(Ordering::SeqCst);
             while self.rcu_readers.load(Ordering::Acquire) != 0 {
                 thread::yield_now();
             }
+            step(format!("grace period over: css_set {} freed", name(cset)));
             self.csets[cset].dfl_cgrp.with_mut(|p| {
                 // SAFETY: loom checks that no access races with this one.
                 let cgrp = unsafe { &mut *p };
@@ -267,6 +306,10 @@ impl World {
             }
             let migrations_before = self.migrations.load(Ordering::Relaxed);
             let cset = self.forker.load(Ordering::Relaxed);
+            step(format!(
+                "seqcount read {attempt}: seq {seq}, current's css_set {}",
+                name(cset)
+            ));
             let kill_seq = self.kill_seq[self.dfl_cgrp(cset)].load(Ordering::Relaxed);
             let pinned = if self.proto.inc_not_zero {
                 self.inc_not_zero(cset)
@@ -274,6 +317,7 @@ impl World {
                 self.csets[cset].refs.fetch_add(1, Ordering::Relaxed);
                 true
             };
+            step(format!("kill_seq {kill_seq}, pinned: {pinned}"));
             self.rcu_read_unlock();
             if !pinned {
                 continue;
@@ -282,6 +326,7 @@ impl World {
             let migrations_after = self.migrations.load(Ordering::Relaxed);
             self.read_barrier();
             if self.seq.load(Ordering::Relaxed) != seq {
+                step("seq changed: retry".to_string());
                 self.put(cset);
                 continue;
             }
@@ -298,6 +343,10 @@ impl World {
         let cset = self.forker.load(Ordering::Relaxed);
         let kill_seq = self.kill_seq[self.dfl_cgrp(cset)].load(Ordering::Relaxed);
         self.csets[cset].refs.fetch_add(1, Ordering::Relaxed);
+        step(format!(
+            "fallback under css_set_lock: css_set {}, kill_seq {kill_seq}",
+            name(cset)
+        ));
         let migrations = self.migrations.load(Ordering::Relaxed);
         Snapshot {
             cset,
@@ -315,8 +364,13 @@ impl World {
         self.rcu_read_lock();
         let migrations_before = self.migrations.load(Ordering::Relaxed);
         let cset = self.forker.load(Ordering::Relaxed);
+        step(format!("pinned read: current's css_set {}", name(cset)));
         let kill_seq = self.kill_seq[self.dfl_cgrp(cset)].load(Ordering::Relaxed);
-        self.csets[cset].refs.fetch_add(1, Ordering::Relaxed);
+        let refs = self.csets[cset].refs.fetch_add(1, Ordering::Relaxed);
+        step(format!(
+            "kill_seq {kill_seq}, get: refs {refs} -> {}",
+            refs + 1
+        ));
         let migrations_after = self.migrations.load(Ordering::Relaxed);
         self.rcu_read_unlock();
         Snapshot {
@@ -335,6 +389,10 @@ impl World {
         let cset = self.forker.load(Ordering::Relaxed);
         let kill_seq = self.kill_seq[self.dfl_cgrp(cset)].load(Ordering::Relaxed);
         self.csets[cset].refs.fetch_add(1, Ordering::Relaxed);
+        step(format!(
+            "locked read: css_set {}, kill_seq {kill_seq}",
+            name(cset)
+        ));
         let migrations = self.migrations.load(Ordering::Relaxed);
         Snapshot {
             cset,
@@ -360,6 +418,7 @@ impl World {
         self.write_begin(self.proto.kill_bump);
         let next = self.kill_seq[0].load(Ordering::Relaxed) + 1;
         self.kill_seq[0].store(next, Ordering::Relaxed);
+        step(format!("kill's section: kill_seq -> {next}"));
         if walk_inside {
             self.kill_walk();
         }
@@ -371,16 +430,23 @@ impl World {
     fn kill_walk(&self) {
         self.parent_killed.store(true, Ordering::Relaxed);
         let child = self.child_cset.load(Ordering::Relaxed);
-        if child != usize::MAX && self.dfl_cgrp(child) == 0 {
+        let linked = child != usize::MAX && self.dfl_cgrp(child) == 0;
+        if linked {
             self.child_killed.store(true, Ordering::Relaxed);
         }
+        step(format!(
+            "kill's walk: parent signalled, child {}",
+            if linked { "killed" } else { "not linked yet" }
+        ));
     }
 
     /// `copy_process()`'s `fatal_signal_pending()` check, after the read: false fails the
     /// fork.
     fn fatal_signal_check(&self) -> bool {
         let _guard = self.css_set_lock.lock().unwrap();
-        !self.parent_killed.load(Ordering::Relaxed)
+        let pending = self.parent_killed.load(Ordering::Relaxed);
+        step(format!("fatal_signal_pending(): {pending}"));
+        !pending
     }
 
     /// `cgroup_post_fork()`: link the child and kill it if a kill ran since the read.
@@ -388,9 +454,19 @@ impl World {
         let _guard = self.css_set_lock.lock().unwrap();
         let cgrp = self.dfl_cgrp(snap.cset);
         self.child_cset.store(snap.cset, Ordering::Relaxed);
-        if self.kill_seq[cgrp].load(Ordering::Relaxed) != snap.kill_seq {
+        let now = self.kill_seq[cgrp].load(Ordering::Relaxed);
+        if now != snap.kill_seq {
             self.child_killed.store(true, Ordering::Relaxed);
         }
+        step(format!(
+            "cgroup_post_fork(): child linked into css_set {}, kill_seq {now}{}",
+            name(snap.cset),
+            if now != snap.kill_seq {
+                ": child killed"
+            } else {
+                ""
+            }
+        ));
     }
 
     /// `__cgroup_kill()` of cgroup 0 (css_set A's), which kills every linked member.
@@ -406,6 +482,10 @@ impl World {
             self.csets[B].refs.fetch_add(1, Ordering::Relaxed);
             self.write_begin(self.proto.migrate_bump);
             task.store(B, Ordering::Release);
+            step(format!(
+                "{} moved A -> B",
+                if forker { "forking task" } else { "other task" }
+            ));
             if forker {
                 self.migrations.fetch_add(1, Ordering::Relaxed);
             }
@@ -465,18 +545,28 @@ fn check_order(reader: Reader, proto: Protocol, env: Env, writer: Writer, fork_f
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(3);
     builder.check(move || {
+        TRACE.with(|t| t.borrow_mut().clear());
         let world = Arc::new(World::new(proto, env));
         let w = world.clone();
         let (snap, forked) = if fork_first {
-            let writer_thread = thread::spawn(move || write(&w, env, writer));
+            WHO.with(|who| who.set("fork"));
+            let writer_thread = thread::spawn(move || {
+                WHO.with(|who| who.set("writer"));
+                write(&w, env, writer)
+            });
             let result = fork(&world, reader);
             writer_thread.join().unwrap();
             result
         } else {
-            let fork_thread = thread::spawn(move || fork(&w, reader));
+            WHO.with(|who| who.set("writer"));
+            let fork_thread = thread::spawn(move || {
+                WHO.with(|who| who.set("fork"));
+                fork(&w, reader)
+            });
             write(&world, env, writer);
             fork_thread.join().unwrap()
         };
+        WHO.with(|who| who.set("end"));
 
         // Forward progress: never more than MAX_TRIES lockless attempts.
         assert!(snap.attempts <= MAX_TRIES + 1);

@@ -2,8 +2,40 @@
 //! The clone-seq protocol holds in every interleaving loom explores, and each
 //! mutant that matters in an environment is caught there.
 
-use forkscale_models::clone_seq::{check, check_reader, Env, Protocol, Reader, Writer, CORRECT};
+use forkscale_models::clone_seq::{
+    check, check_reader, last_trace, Env, Protocol, Reader, Writer, CORRECT,
+};
 use forkscale_models::failure_of;
+use std::path::Path;
+
+/// The interleaving of the check that just failed, also written to
+/// `$FORKSCALE_MODEL_TRACES/<name>.txt` when that is set (tests/host/models.sh prints it).
+fn failing_trace(name: &str, why: &str) -> Vec<String> {
+    let trace = last_trace();
+    if let Some(dir) = std::env::var_os("FORKSCALE_MODEL_TRACES") {
+        let text = format!("{why}\n{}\n", trace.join("\n"));
+        let written = std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(Path::new(&dir).join(format!("{name}.txt")), text));
+        assert!(
+            written.is_ok(),
+            "cannot write the trace of {name}: {written:?}"
+        );
+    }
+    trace
+}
+
+/// Each of `steps` is in `trace`, in this order.
+fn assert_steps_in_order(trace: &[String], why: &str, steps: &[&str]) {
+    let at: Vec<_> = steps
+        .iter()
+        .map(|what| trace.iter().position(|s| s.contains(what)))
+        .collect();
+    assert!(
+        at.iter().all(Option::is_some) && at.windows(2).all(|w| w[0] < w[1]),
+        "{why}\n{}",
+        trace.join("\n")
+    );
+}
 
 /// The checker rejects `proto`; returns which property failed.
 fn rejected(proto: Protocol, env: Env, writer: Writer) -> String {
@@ -180,5 +212,45 @@ fn pinned_read_without_the_rwsem_is_rejected_where_the_seqcount_passes() {
             || why.contains("spanned a migration")
             || why.contains("Causality"),
         "{why}"
+    );
+    // The trace shows how: the forking task moves off the css_set the read loaded while
+    // the read is still open, and nothing in the pinned read notices.
+    let trace = failing_trace("pinned_read_without_the_rwsem", &why);
+    assert_steps_in_order(
+        &trace,
+        &why,
+        &[
+            "pinned read: current's css_set A",
+            "forking task moved A -> B",
+            "cgroup_post_fork()",
+        ],
+    );
+}
+
+#[test]
+fn a_failed_kill_check_comes_with_its_interleaving() {
+    // 7.3's window, as every_read_has_the_kill_window_of_7_3 finds it: the kill's section,
+    // then the fork's read of the new kill_seq and its fatal-signal check, then the walk,
+    // with the child not linked yet.
+    let why = failure_of(|| {
+        check_reader(
+            Reader::Locked,
+            CORRECT,
+            Env::ThreadgroupRwsem,
+            Writer::KillThenWalk,
+        )
+    });
+    assert!(why.contains("survived"), "{why}");
+    let trace = failing_trace("kill_window_of_7_3", &why);
+    assert_steps_in_order(
+        &trace,
+        &why,
+        &[
+            "kill's section: kill_seq -> 1",
+            "locked read: css_set A, kill_seq 1",
+            "fatal_signal_pending(): false",
+            "kill's walk: parent signalled, child not linked yet",
+            "cgroup_post_fork(): child linked into css_set A, kill_seq 1",
+        ],
     );
 }

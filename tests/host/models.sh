@@ -1,19 +1,39 @@
 #!/usr/bin/env bash
 # The loom models of the clone-seq protocol and of deferred pid freeing, with their
-# mutants (models/): one TAP line per model test. Offline: scripts/deps.sh fetched
-# the locked crates.
+# mutants (models/): one TAP line per model test, against the committed list
+# models/tests.txt. A failed check's interleaving (models/tests/clone_seq.rs writes
+# those its tests are about) is printed as diagnostics. Offline: scripts/deps.sh
+# fetched the locked crates.
 #   models.sh <workdir>
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=$1
-mkdir -p "$work"
+rm -rf "$work/traces"
+mkdir -p "$work/traces"
 # One test thread: a mutant's test silences the panic hook while it runs.
-cargo test --release --offline --locked --manifest-path "$top/models/Cargo.toml" \
+FORKSCALE_MODEL_TRACES=$work/traces \
+	cargo test --release --offline --locked --no-fail-fast --manifest-path "$top/models/Cargo.toml" \
 	-- --test-threads=1 > "$work/cargo-test.log" 2>&1
 rc=$?
-sed -nE 's/^test ([a-z_:]+) \.\.\. ok$/ok host: model \1/p; s/^test ([a-z_:]+) \.\.\. FAILED$/not ok host: model \1/p' \
+sed -nE 's/^test ([a-z_0-9:]+) \.\.\. ok$/ok host: model \1/p; s/^test ([a-z_0-9:]+) \.\.\. FAILED$/not ok host: model \1/p' \
 	"$work/cargo-test.log"
 if [ $rc -ne 0 ] || ! grep -q '^test .* ok$' "$work/cargo-test.log"; then
 	echo "not ok host: models build and pass (cargo test exit status $rc)"
 	grep -E 'error|panicked' "$work/cargo-test.log" | head -n 20 | sed 's/^/# /'
 fi
+ran=$(sed -nE 's/^test ([a-z_0-9:]+) \.\.\. (ok|FAILED)$/\1/p' "$work/cargo-test.log" | sort)
+listed=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/models/tests.txt" | sort)
+missing=$(comm -23 <(echo "$listed") <(echo "$ran"))
+extra=$(comm -13 <(echo "$listed") <(echo "$ran"))
+if [ -z "$missing$extra" ]; then
+	echo "ok host: models: the $(echo "$listed" | wc -l) tests of models/tests.txt ran, and no other"
+else
+	echo "not ok host: models: the tests that ran are those of models/tests.txt"
+	echo "$missing" | sed -n 's/./# did not run: &/p'
+	echo "$extra" | sed -n 's/./# not listed: &/p'
+fi
+for t in "$work"/traces/*.txt; do
+	[ -e "$t" ] || continue
+	echo "# model trace $(basename "$t" .txt):"
+	sed 's/^/#   /' "$t"
+done
