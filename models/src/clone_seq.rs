@@ -301,6 +301,7 @@ impl World {
             let seq = self.seq.load(Ordering::Relaxed);
             self.read_barrier();
             if seq & 1 != 0 {
+                step(format!("seqcount read {attempt}: seq {seq} odd, retry"));
                 self.rcu_read_unlock();
                 continue;
             }
@@ -436,7 +437,11 @@ impl World {
         }
         step(format!(
             "kill's walk: parent signalled, child {}",
-            if linked { "killed" } else { "not linked yet" }
+            if linked {
+                "killed"
+            } else {
+                "not in the killed cgroup yet"
+            }
         ));
     }
 
@@ -482,13 +487,13 @@ impl World {
             self.csets[B].refs.fetch_add(1, Ordering::Relaxed);
             self.write_begin(self.proto.migrate_bump);
             task.store(B, Ordering::Release);
+            if forker {
+                self.migrations.fetch_add(1, Ordering::Relaxed);
+            }
             step(format!(
                 "{} moved A -> B",
                 if forker { "forking task" } else { "other task" }
             ));
-            if forker {
-                self.migrations.fetch_add(1, Ordering::Relaxed);
-            }
             self.write_end(self.proto.migrate_bump);
         }
         self.put(A);
@@ -544,50 +549,58 @@ fn fork(world: &World, reader: Reader) -> (Snapshot, bool) {
 fn check_order(reader: Reader, proto: Protocol, env: Env, writer: Writer, fork_first: bool) {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(3);
-    builder.check(move || {
-        TRACE.with(|t| t.borrow_mut().clear());
-        let world = Arc::new(World::new(proto, env));
-        let w = world.clone();
-        let (snap, forked) = if fork_first {
-            WHO.with(|who| who.set("fork"));
-            let writer_thread = thread::spawn(move || {
-                WHO.with(|who| who.set("writer"));
-                write(&w, env, writer)
-            });
-            let result = fork(&world, reader);
-            writer_thread.join().unwrap();
-            result
-        } else {
-            WHO.with(|who| who.set("writer"));
-            let fork_thread = thread::spawn(move || {
+    // A failed check prints the failing execution's steps (libtest shows them with the
+    // failure) before the panic goes on.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        builder.check(move || {
+            TRACE.with(|t| t.borrow_mut().clear());
+            let world = Arc::new(World::new(proto, env));
+            let w = world.clone();
+            let (snap, forked) = if fork_first {
                 WHO.with(|who| who.set("fork"));
-                fork(&w, reader)
-            });
-            write(&world, env, writer);
-            fork_thread.join().unwrap()
-        };
-        WHO.with(|who| who.set("end"));
+                let writer_thread = thread::spawn(move || {
+                    WHO.with(|who| who.set("writer"));
+                    write(&w, env, writer)
+                });
+                let result = fork(&world, reader);
+                writer_thread.join().unwrap();
+                result
+            } else {
+                WHO.with(|who| who.set("writer"));
+                let fork_thread = thread::spawn(move || {
+                    WHO.with(|who| who.set("fork"));
+                    fork(&w, reader)
+                });
+                write(&world, env, writer);
+                fork_thread.join().unwrap()
+            };
+            WHO.with(|who| who.set("end"));
 
-        // Forward progress: never more than MAX_TRIES lockless attempts.
-        assert!(snap.attempts <= MAX_TRIES + 1);
-        // cgroup.kill: a fork by a member of the killed cgroup fails, or its child dies.
-        if forked && writer != Writer::MigrateAndExit && world.dfl_cgrp(snap.cset) == 0 {
-            assert!(
-                world.child_killed.load(Ordering::Relaxed),
-                "a child forked during cgroup.kill survived (read kill_seq {}, lockless {})",
-                snap.kill_seq,
-                snap.lockless
-            );
-        }
-        // A lockless read is a snapshot: no migration happened inside it.
-        if snap.lockless {
-            assert_eq!(
-                snap.migrations_before, snap.migrations_after,
-                "a lockless read spanned a migration"
-            );
-        }
-        // The child's reference pins its css_set until the child exits.
-        world.dfl_cgrp(snap.cset);
-        world.put(snap.cset);
-    });
+            // Forward progress: never more than MAX_TRIES lockless attempts.
+            assert!(snap.attempts <= MAX_TRIES + 1);
+            // cgroup.kill: a fork by a member of the killed cgroup fails, or its child dies.
+            if forked && writer != Writer::MigrateAndExit && world.dfl_cgrp(snap.cset) == 0 {
+                assert!(
+                    world.child_killed.load(Ordering::Relaxed),
+                    "a child forked during cgroup.kill survived (read kill_seq {}, lockless {})",
+                    snap.kill_seq,
+                    snap.lockless
+                );
+            }
+            // A lockless read is a snapshot: no migration happened inside it.
+            if snap.lockless {
+                assert_eq!(
+                    snap.migrations_before, snap.migrations_after,
+                    "a lockless read spanned a migration"
+                );
+            }
+            // The child's reference pins its css_set until the child exits.
+            world.dfl_cgrp(snap.cset);
+            world.put(snap.cset);
+        })
+    }));
+    if let Err(panic) = result {
+        eprintln!("the failing interleaving:\n{}", last_trace().join("\n"));
+        std::panic::resume_unwind(panic);
+    }
 }

@@ -229,6 +229,8 @@ fn pinned_read_without_the_rwsem_is_rejected_where_the_seqcount_passes() {
 
 #[test]
 fn a_failed_kill_check_comes_with_its_interleaving() {
+    // Loom is deterministic (and pinned by Cargo.lock): the first failing execution,
+    // the one traced, is the same in every run.
     // 7.3's window, as every_read_has_the_kill_window_of_7_3 finds it: the kill's section,
     // then the fork's read of the new kill_seq and its fatal-signal check, then the walk,
     // with the child not linked yet.
@@ -249,7 +251,7 @@ fn a_failed_kill_check_comes_with_its_interleaving() {
             "kill's section: kill_seq -> 1",
             "locked read: css_set A, kill_seq 1",
             "fatal_signal_pending(): false",
-            "kill's walk: parent signalled, child not linked yet",
+            "kill's walk: parent signalled, child not in the killed cgroup yet",
             "cgroup_post_fork(): child linked into css_set A, kill_seq 1",
         ],
     );
