@@ -101,10 +101,12 @@ mttcg_guest() {
 	# its own, so forks, moves and kills run in parallel. It runs only the tests
 	# of qemu/guest/mttcg.list, which patch no kernel text (qemu/run-vm.sh), with
 	# kmemleak on and a scan after them.
+	# Its forks run in parallel with the moves, and rarely fit clone_read's
+	# 20 ms pauses between them.
 	echo "# booting the multi-threaded TCG VM (${SMP:-2} vCPUs, cgroup_clone_read=seqcount, kmemleak=on)"
 	TCG_THREAD=multi TIMEOUT=${MTTCG_TIMEOUT:-1200} guest mttcg \
 		"multi-threaded TCG guest ran its tests and shut down cleanly" \
-		mttcg cgroup_clone_read=seqcount kmemleak=on
+		mttcg cgroup_clone_read=seqcount kmemleak=on FORKSCALE_MIGRATE_PAUSE_MS=200
 }
 
 manifest_checks() {

@@ -42,13 +42,16 @@
 
 /*
  * Spawns a task that moves @pid between A and B until killed. With @moves, it
- * makes *@moves odd while each move runs, and sleeps 20 ms after two moves of
- * every four (one into A, one into B): a task that sees the same even value
- * before and after a fork knows no move of it overlapped the fork, and the
- * gaps make that happen often, in both cgroups.
+ * makes *@moves odd while each move runs, and pauses after two moves of every
+ * four (one into A, one into B): a task that sees the same even value before
+ * and after a fork knows no move of it overlapped the fork, and the gaps make
+ * that happen often, in both cgroups. The pause is 20 ms, or
+ * FORKSCALE_MIGRATE_PAUSE_MS: under multi-threaded TCG a fork runs in parallel
+ * with the moves and rarely fits 20 ms.
  */
 static pid_t start_migrator(pid_t pid, _Atomic unsigned long *moves)
 {
+	int pause_us = 1000 * env_int("FORKSCALE_MIGRATE_PAUSE_MS", 20);
 	pid_t m = fork();
 	unsigned long i;
 
@@ -61,7 +64,7 @@ static pid_t start_migrator(pid_t pid, _Atomic unsigned long *moves)
 		if (moves) {
 			atomic_fetch_add(moves, 1);
 			if (i % 4 >= 2)
-				usleep(20000);
+				usleep(pause_us);
 		}
 	}
 }

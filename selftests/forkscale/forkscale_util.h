@@ -290,9 +290,33 @@ static inline int impl_is_module(const char *impl)
 	return !strncmp(impl, "module", 6);
 }
 
-/* Makes forks use @impl: a built-in of the sysctl, or the module's read. */
+/*
+ * The read the kernel command line chose (cgroup_clone_read=), which the
+ * guest's init passes on as FORKSCALE_BOOT_READ in a boot that must patch no
+ * kernel text (the multi-threaded TCG guest): the tests use that read and
+ * switch nothing, as switching the sysctl rewrites a static_call.
+ */
+static inline const char *boot_read(void)
+{
+	const char *read = getenv("FORKSCALE_BOOT_READ");
+
+	return read && *read ? read : NULL;
+}
+
+/*
+ * Makes forks use @impl: a built-in of the sysctl, or the module's read. In a
+ * boot whose read is fixed, @impl must be that read and the sysctl must show it.
+ */
 static inline int select_impl(const char *impl)
 {
+	char now[32];
+
+	if (boot_read()) {
+		if (strcmp(impl, boot_read()) || read_file(SYSCTL, now, sizeof(now)))
+			return -1;
+		now[strcspn(now, "\n")] = '\0';
+		return strcmp(now, impl) ? -1 : 0;
+	}
 	if (!impl_is_module(impl))
 		return write_str(SYSCTL, impl);
 	if (write_str(SYSCTL, "locked"))
@@ -312,6 +336,8 @@ static inline const char *impl_stats_name(const char *impl)
 
 static inline void restore_impl(const char *impl)
 {
+	if (boot_read())
+		return;
 	if (impl_is_module(impl))
 		unload_module();
 	write_str(SYSCTL, "locked");
