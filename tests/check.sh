@@ -82,7 +82,7 @@ guest() {
 # Three guests. The main one and the twins' run on one host thread each
 # (single-threaded TCG): the main one, the longest, boots first and runs
 # throughout, while the host checks (niced, so that they do not slow it), the
-# multi-threaded guest (two host threads, for its 2 to 3 minutes) and then the
+# multi-threaded guest (two host threads, for its 3 to 4 minutes) and then the
 # twins' guest use the other core.
 main_guest() {
 	TIMEOUT=${CHECK_TIMEOUT:-3600} guest vm "guest ran every test and shut down cleanly" check

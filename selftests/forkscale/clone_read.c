@@ -51,10 +51,16 @@
  */
 static pid_t start_migrator(pid_t pid, _Atomic unsigned long *moves)
 {
-	int pause_us = 1000 * env_int("FORKSCALE_MIGRATE_PAUSE_MS", 20);
-	pid_t m = fork();
+	int pause_ms = env_int("FORKSCALE_MIGRATE_PAUSE_MS", 20);
+	pid_t m;
 	unsigned long i;
 
+	if (pause_ms < 1 || pause_ms > 900) {
+		fprintf(stderr, "# FORKSCALE_MIGRATE_PAUSE_MS=%d is not in 1..900: 20 ms\n",
+			pause_ms);
+		pause_ms = 20;
+	}
+	m = fork();
 	if (m)
 		return m;
 	for (i = 0;; i++) {
@@ -64,7 +70,7 @@ static pid_t start_migrator(pid_t pid, _Atomic unsigned long *moves)
 		if (moves) {
 			atomic_fetch_add(moves, 1);
 			if (i % 4 >= 2)
-				usleep(pause_us);
+				usleep(1000 * pause_ms);
 		}
 	}
 }
