@@ -2,8 +2,9 @@
 # `make soak`: boot the debug kernel and run the soak and fault-injection test
 # (selftests/forkscale/soak.c) for SOAK_SECS seconds (default 600), then
 # clone_read with SOAK_KILLS cgroup.kill rounds per read (default 3000; make
-# check runs 200 to 600), then print the checks and counts and "N passed, N failed". The run fails on any
-# lockdep, KASAN, WARNING, BUG or stall report on the console (qemu/run-vm.sh).
+# check runs 200 to 600), then print the checks and counts and "N passed, N
+# failed". The run fails on any lockdep, KASAN, WARNING, BUG or stall report on
+# the console (qemu/run-vm.sh).
 #   soak.sh <bzImage> <initramfs> <outdir>
 set -uo pipefail
 kernel=$1 initrd=$2 out=$3
