@@ -39,7 +39,7 @@ module! {
         },
         pid_max_delay_ms: u32 {
             default: 10,
-            description: "longest a released pid waits in a batch, 1 to 1000 ms",
+            description: "longest a released pid waits in a batch, 1 to 10000 ms",
         },
     },
 }
@@ -87,8 +87,12 @@ impl kernel::Module for Forkscale {
             );
             return Err(EINVAL);
         }
-        if !(1..=1000).contains(&delay) {
-            pr_err!("pid_max_delay_ms={} is out of range 1..=1000\n", delay);
+        if !(1..=kernel::pid_release::MAX_DELAY_MS).contains(&delay) {
+            pr_err!(
+                "pid_max_delay_ms={} is out of range 1..={}\n",
+                delay,
+                kernel::pid_release::MAX_DELAY_MS
+            );
             return Err(EINVAL);
         }
 

@@ -181,7 +181,7 @@ TEST_F_TIMEOUT(storm, load_unload_under_fork_storm, 600)
 	/* the storm's own cgroup gives it a css_set that must go away again */
 	ASSERT_EQ(0, move_pid("forkscale_cr_storm", storm[0]));
 	/*
-	 * With the longest delay, pids are still queued when the module goes:
+	 * With a 1 s delay, pids are still queued when the module goes:
 	 * with 10 ms the timer empties the queues during the unload's grace
 	 * period, and the unload flush would have nothing to free.
 	 */
