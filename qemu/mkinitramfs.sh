@@ -20,6 +20,7 @@ install -m 0755 "$here/guest/run-tests" "$here/guest/run-report" \
 cp -a "$tests"/. "$root/forkscale/tests/"
 mv "$root/forkscale/tests/tests.list" "$root/forkscale/tests.list"
 install -m 0644 "$here/guest/mttcg.list" "$root/forkscale/mttcg.list"
+install -m 0644 "$here/guest/kmemleak.list" "$root/forkscale/kmemleak.list"
 for ko in "$@"; do
 	install -m 0644 "$ko" "$root/lib/modules/"
 done
