@@ -5,7 +5,8 @@
 # series debug kernels once each (run-conformance in the guest) and compares
 # every setting's lines with stock's, as TAP lines; then runs the kernel's own
 # selftests once on each and compares them case by case (stock is the baseline
-# of selftests/forkscale/ksft-known-failures.txt).
+# of selftests/forkscale/ksft-known-failures.txt), and the cgroup suites under
+# the series' pinned read, and with cgroup2 remounted favordynmods on both.
 #   conformance.sh <stock bzImage> <series bzImage> <initramfs> <outdir>
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,33 +53,66 @@ grep -a '^conformance-error' "$out/series/results.log" | sed 's/^/not ok conform
 # judged by. Every suite must report the same per-case results on the series,
 # flaky cases aside, and every case stock fails must be on the known list.
 known=$top/selftests/forkscale/ksft-known-failures.txt
-ksft() { # <name>: "<suite> <result> <case>", flaky cases left out
-	sed -n 's/^ksft //p' "$out/$1/results.log" | tr -d '\r' |
+ksft() { # <name> [prefix]: "<suite> <result> <case>", flaky cases left out
+	sed -n "s/^${2:-ksft} //p" "$out/$1/results.log" | tr -d '\r' |
 		awk -F '\t' 'NR == FNR { if ($3 ~ /^flaky:/) flaky[$1 " " $2] = 1; next }
 		{ c = $0; sub(/ (not )?ok /, " ", c); sub(/ # .*/, "", c); if (!(c in flaky)) print }' "$known" -
 }
-ksft stock > "$out/ksft-stock.txt"
-ksft series > "$out/ksft-series.txt"
-for t in $(cut -d' ' -f1 "$out/ksft-stock.txt" | uniq); do
-	grep "^$t " "$out/ksft-stock.txt" > "$out/a"
-	grep "^$t " "$out/ksft-series.txt" > "$out/b"
-	if diff -u "$out/a" "$out/b" > "$out/ksft.diff"; then
-		echo "ok conformance: $t gives the same per-case results as on stock 7.3"
+# same <stock file> <series file> <what the series ran>: one line per suite of
+# the stock file
+same() {
+	local t
+	for t in $(cut -d' ' -f1 "$1" | uniq); do
+		grep "^$t " "$1" > "$out/a"
+		grep "^$t " "$2" > "$out/b"
+		if diff -u "$out/a" "$out/b" > "$out/ksft.diff"; then
+			echo "ok conformance: $t gives the same per-case results $3"
+		else
+			echo "not ok conformance: $t gives the same per-case results $3"
+			sed 's/^/# /' "$out/ksft.diff" | head -n 20
+			failed=1
+		fi
+	done
+}
+# unlisted <stock file> <what stock ran>: every case stock fails is known
+unlisted() {
+	local bad
+	bad=$(sed -n 's/^\([^ ]*\) not ok \([^#]*[^ #]\).*/\1\t\2/p' "$1" |
+		while IFS= read -r c; do grep -qF "$c	" "$known" || echo "$c"; done)
+	if [ -z "$bad" ]; then
+		echo "ok conformance: every case stock 7.3 fails${2:+ $2} is on the known-failures list"
 	else
-		echo "not ok conformance: $t gives the same per-case results as on stock 7.3"
-		sed 's/^/# /' "$out/ksft.diff" | head -n 20
+		echo "not ok conformance: every case stock 7.3 fails${2:+ $2} is on the known-failures list"
+		echo "$bad" | sed 's/^/# not listed: /'
 		failed=1
 	fi
-done
+}
+ksft stock > "$out/ksft-stock.txt"
+ksft series > "$out/ksft-series.txt"
+same "$out/ksft-stock.txt" "$out/ksft-series.txt" "as on stock 7.3"
 [ "$(cut -d' ' -f1 "$out/ksft-stock.txt" | uniq | wc -l)" -ge 15 ] ||
 	{ echo "not ok conformance: stock 7.3 ran every kernel selftest suite"; failed=1; }
-unlisted=$(sed -n 's/^\([^ ]*\) not ok \([^#]*[^ #]\).*/\1\t\2/p' "$out/ksft-stock.txt" |
-	while IFS= read -r c; do grep -qF "$c	" "$known" || echo "$c"; done)
-if [ -z "$unlisted" ]; then
-	echo "ok conformance: every case stock 7.3 fails is on the known-failures list"
+unlisted "$out/ksft-stock.txt" ""
+# The cgroup suites: the pinned read (the patch for merging) against stock 7.3
+# itself, and both reads of the series against stock with cgroup2 mounted
+# favordynmods, where moves take the per-threadgroup rwsem.
+ksft stock ksft-favordynmods > "$out/ksft-stock-favordynmods.txt"
+ksft series ksft-pinned > "$out/ksft-series-pinned.txt"
+ksft series ksft-favordynmods > "$out/ksft-series-favordynmods.txt"
+ksft series ksft-pinned_favordynmods > "$out/ksft-series-pinned-favordynmods.txt"
+grep -a '^ksft-error' "$out/stock/results.log" "$out/series/results.log" |
+	sed 's/^/not ok conformance: /' | grep . && failed=1
+grep '^cgroup/' "$out/ksft-stock.txt" > "$out/ksft-stock-cgroup.txt"
+same "$out/ksft-stock-cgroup.txt" "$out/ksft-series-pinned.txt" \
+	"under pinned as on stock 7.3"
+if [ "$(cut -d' ' -f1 "$out/ksft-stock-favordynmods.txt" | uniq | wc -l)" -ge 4 ]; then
+	same "$out/ksft-stock-favordynmods.txt" "$out/ksft-series-favordynmods.txt" \
+		"with favordynmods as on stock 7.3 with favordynmods"
+	same "$out/ksft-stock-favordynmods.txt" "$out/ksft-series-pinned-favordynmods.txt" \
+		"under pinned with favordynmods as on stock 7.3 with favordynmods"
+	unlisted "$out/ksft-stock-favordynmods.txt" "with favordynmods"
 else
-	echo "not ok conformance: every case stock 7.3 fails is on the known-failures list"
-	echo "$unlisted" | sed 's/^/# not listed: /'
+	echo "not ok conformance: stock 7.3 ran the cgroup suites with favordynmods"
 	failed=1
 fi
 [ $n -ge 5 ] || { echo "not ok conformance: only $n settings reported"; failed=1; }

@@ -116,13 +116,42 @@ echo 4096 > /proc/sys/kernel/pid_max
 
 # --baseline (make conformance, on stock 7.3 and on the series as booted): one
 # run of every suite, its per-case results printed as "ksft <suite> <result>"
-# for the host to compare.
+# for the host to compare. Then the cgroup suites with cgroup2 remounted
+# favordynmods ("ksft-favordynmods ..."), and on the series under the pinned
+# read too ("ksft-pinned ...", "ksft-pinned_favordynmods ..."), so that the read
+# for merging is compared with stock 7.3 itself, in both rwsem modes.
 if [ "${1:-}" = --baseline ]; then
+	print() { # <prefix> <label> <suite...>
+		prefix=$1 label=$2; shift 2
+		for t in "$@"; do
+			sed "s|^|$prefix $t |" "$out/$label.$(echo "$t" | tr / _)"
+		done
+	}
+	# the series' boot read, then pinned; stock has no choice
+	boot_read=stock
+	[ ! -e $sysctl ] || read -r boot_read < $sysctl
+	reads=$boot_read
+	[ "$boot_read" = stock ] || reads="$boot_read pinned"
 	run_suites baseline $cgroup_suites $pid_suites
+	print ksft baseline $cgroup_suites $pid_suites
+	if [ "$boot_read" != stock ]; then
+		echo pinned > $sysctl && run_suites pinned $cgroup_suites
+		print ksft-pinned pinned $cgroup_suites
+	fi
+	if mount -o remount,favordynmods /sys/fs/cgroup &&
+		grep -q ' /sys/fs/cgroup cgroup2 [^ ]*favordynmods' /proc/mounts; then
+		for r in $reads; do
+			[ "$r" = stock ] || echo "$r" > $sysctl
+			run_suites "${r}_favordynmods" $cgroup_suites
+		done
+		print ksft-favordynmods "${boot_read}_favordynmods" $cgroup_suites
+		[ "$boot_read" = stock ] ||
+			print ksft-pinned_favordynmods pinned_favordynmods $cgroup_suites
+	else
+		echo "ksft-error cgroup2 cannot be remounted favordynmods"
+	fi
+	[ "$boot_read" = stock ] || echo "$boot_read" > $sysctl
 	echo "$saved_pid_max" > /proc/sys/kernel/pid_max
-	for t in $cgroup_suites $pid_suites; do
-		sed "s|^|ksft $t |" "$out/baseline.$(echo "$t" | tr / _)"
-	done
 	exit 0
 fi
 
