@@ -14,10 +14,11 @@
 //! `rcu_read_unlock()`. What the rwlock read protects is modelled as one non-atomic word
 //! that a move writes, under `css_set_lock` and, while the key is on, the rwlock's write
 //! side; the rwlock read reads it under the read side. Loom reports any read of it that
-//! overlaps a write without ordering. Static-key and static-call updates patch text with
-//! full serialisation, so they and their readers are `SeqCst`; RCU is modelled as in
-//! [`crate::clone_seq`].
+//! overlaps a write without ordering, and the check names it by the property it breaks.
+//! Static-key and static-call updates patch text with full serialisation, so they and
+//! their readers are `SeqCst`; RCU is modelled as in [`crate::clone_seq`].
 
+use crate::{name_the_race, named_access};
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use loom::sync::{Arc, Mutex, RwLock};
@@ -34,6 +35,10 @@ const MODULE_OPS: usize = 1;
 
 /// A freed module's memory reads as this.
 const POISON: usize = usize::MAX;
+
+/// The properties of the model, by what breaks them.
+const UNORDERED_READ: &str = "a fork's read of what a move writes was unordered with the write";
+const MODULE_AFTER_FREE: &str = "a fork ran the module after it was freed";
 
 /// What the model may get wrong on purpose: each field off is one mutant.
 #[derive(Clone, Copy, Debug)]
@@ -121,8 +126,10 @@ impl World {
     }
 
     fn read_data(&self) -> usize {
-        // SAFETY: loom checks that no write races with this read.
-        self.css_data.with(|p| unsafe { *p })
+        named_access(UNORDERED_READ, || {
+            // SAFETY: loom checks that no write races with this read.
+            self.css_data.with(|p| unsafe { *p })
+        })
     }
 
     /// `cgroup_css_set_fork()`'s call through the hook.
@@ -140,9 +147,11 @@ impl World {
             }
             _ => {
                 assert_eq!(ops, MODULE_OPS, "the module's read was passed other ops");
-                // SAFETY: loom checks that no write races with this read.
-                let mem = self.module_mem.with(|p| unsafe { *p });
-                assert_ne!(mem, POISON, "a fork ran the module after it was freed");
+                let mem = named_access(MODULE_AFTER_FREE, || {
+                    // SAFETY: loom checks that no write races with this read.
+                    self.module_mem.with(|p| unsafe { *p })
+                });
+                assert_ne!(mem, POISON, "{MODULE_AFTER_FREE}");
             }
         }
         self.rcu_read_unlock();
@@ -157,8 +166,10 @@ impl World {
         } else {
             None
         };
-        // SAFETY: loom checks that no access races with this one.
-        self.css_data.with_mut(|p| unsafe { *p += 1 });
+        named_access(UNORDERED_READ, || {
+            // SAFETY: loom checks that no access races with this one.
+            self.css_data.with_mut(|p| unsafe { *p += 1 })
+        });
     }
 
     /// `cgroup_clone_switch()` for the scenario.
@@ -194,29 +205,37 @@ impl World {
                 }
                 self.ops.store(BUILTIN_OPS, Ordering::Release);
                 // The module's memory goes once unregister returns.
-                // SAFETY: loom checks that no access races with this one.
-                self.module_mem.with_mut(|p| unsafe { *p = POISON });
+                named_access(MODULE_AFTER_FREE, || {
+                    // SAFETY: loom checks that no access races with this one.
+                    self.module_mem.with_mut(|p| unsafe { *p = POISON })
+                });
             }
         }
     }
 }
 
-/// Explores every interleaving of a fork, a move and `switch`.
+/// Explores every interleaving of a fork, a move and `switch`; panics with the property
+/// that failed, a data race named by the property it breaks.
 pub fn check(proto: Protocol, switch: Switch) {
     let mut model = loom::model::Builder::new();
     model.preemption_bound = Some(3);
-    model.check(move || {
-        let world = Arc::new(World::new(proto, switch));
-        let switcher = {
-            let world = world.clone();
-            thread::spawn(move || world.switch(switch))
-        };
-        let mover = {
-            let world = world.clone();
-            thread::spawn(move || world.migrate())
-        };
-        world.fork();
-        switcher.join().unwrap();
-        mover.join().unwrap();
-    });
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        model.check(move || {
+            let world = Arc::new(World::new(proto, switch));
+            let switcher = {
+                let world = world.clone();
+                thread::spawn(move || world.switch(switch))
+            };
+            let mover = {
+                let world = world.clone();
+                thread::spawn(move || world.migrate())
+            };
+            world.fork();
+            switcher.join().unwrap();
+            mover.join().unwrap();
+        })
+    }));
+    if let Err(panic) = result {
+        std::panic::resume_unwind(name_the_race(panic));
+    }
 }

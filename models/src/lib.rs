@@ -9,11 +9,52 @@
 //!   namespace teardown.
 //!
 //! Each model takes the protocol as a value, so a test can switch one rule off (a
-//! mutant) and assert that the checker then finds a failing interleaving.
+//! mutant) and assert that the checker then finds a failing interleaving, and which
+//! property it broke.
+
+use std::any::Any;
+use std::cell::Cell;
 
 pub mod clone_seq;
 pub mod clone_switch;
 pub mod pid_free;
+
+std::thread_local! {
+    /// The property that the `UnsafeCell` access in progress breaks if loom finds it
+    /// unordered with another ([`named_access`]). Outside loom's view, like the traces:
+    /// loom runs a model's threads one at a time on the test's thread.
+    static ACCESS: Cell<Option<&'static str>> = const { Cell::new(None) };
+}
+
+/// Runs `access`, one access to a loom `UnsafeCell`, under the name of the property an
+/// unordered access there breaks. Loom reports a data race as a "Causality violation"
+/// panic that names no property; [`name_the_race`] turns it into `property`.
+pub fn named_access<R>(property: &'static str, access: impl FnOnce() -> R) -> R {
+    ACCESS.with(|a| a.set(Some(property)));
+    let result = access();
+    ACCESS.with(|a| a.set(None));
+    result
+}
+
+/// The message of a panic payload, if it has one.
+fn message(payload: &(dyn Any + Send)) -> Option<String> {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+}
+
+/// A model check's panic, with loom's data-race report inside a [`named_access`]
+/// replaced by the property that access names, loom's words kept after it.
+pub fn name_the_race(payload: Box<dyn Any + Send>) -> Box<dyn Any + Send> {
+    let property = ACCESS.with(|a| a.take());
+    match (property, message(payload.as_ref())) {
+        (Some(property), Some(loom)) if loom.contains("Causality violation") => {
+            Box::new(format!("{property} (loom: {})", loom.trim_end()))
+        }
+        _ => payload,
+    }
+}
 
 /// Runs a check that must fail and returns its failure message, so a mutant's test
 /// can assert which property broke. Panics if the check passed.
@@ -24,10 +65,6 @@ pub fn failure_of(check: impl FnOnce()) -> String {
     std::panic::set_hook(hook);
     match result {
         Ok(()) => panic!("the checker accepted a mutant"),
-        Err(payload) => payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default(),
+        Err(payload) => message(payload.as_ref()).unwrap_or_default(),
     }
 }
