@@ -11,30 +11,46 @@
 //! `refcount_inc_not_zero()`, and `read_seqcount_retry()` (`smp_rmb()` plus load),
 //! all under `rcu_read_lock()`, and falls back to the lock after `MAX_TRIES`.
 //!
-//! Ghost state (`migrations`) records what the writers did, for the properties only; the
-//! protocol never reads it, and it is accessed `Relaxed` after the writer's barrier, so it
-//! adds no synchronisation the kernel lacks (a barrier mutant stays visible).
+//! The locks around the read are 7.3's, as locks: `cgroup_threadgroup_change_begin()`
+//! takes the global `cgroup_threadgroup_rwsem` for reading and, if
+//! `cgroup_enable_per_threadgroup_rwsem` (`favordynmods`) is set, the forking process's
+//! own rwsem too; both stay held until after `cgroup_post_fork()`. A move by pid
+//! (`cgroup_procs_write_start()`, under `cgroup_mutex`) reads the flag and takes the
+//! moved process's rwsem or the global one for writing. `cgroup_favor_dynmods()` sets
+//! the flag under the global rwsem's write side. `CLONE_INTO_CGROUP` takes
+//! `cgroup_mutex` before the rwsem and holds it as long; `__cgroup_kill()` holds
+//! `cgroup_mutex` from its section to the end of its walk. Left out: 7.3's lock of a new
+//! process's own rwsem in fork (`cgroup_fork_child_lock()`), which guards the child, not
+//! the parent's read, and a thread moving itself (pid 0 written to `cgroup.threads`, which
+//! takes no rwsem: that thread is not forking).
+//!
+//! Ghost state (`migrations`, and whether the kill's walk had finished) records what the
+//! writers did, for the properties only; the protocol never reads it, and it is accessed
+//! `Relaxed` or outside loom, so it adds no synchronisation the kernel lacks (a barrier
+//! or lock mutant stays visible).
 //!
 //! Loads of `task->cgroups` are `Relaxed`: the kernel's `rcu_dereference()` orders only the
 //! loads that depend on the pointer, and the model's css_set contents never change while
 //! they can be read. `rcu_read_unlock()` is a release and no barrier for later loads. The
 //! only `SeqCst` is the grace period's full barrier and its counterpart at
 //! `rcu_read_lock()`, which give RCU's guarantee that a reader starting after a grace
-//! period began sees what was stored before it. `CLONE_INTO_CGROUP` is not modelled: there
-//! the fork replaces the read's `kill_seq` under `cgroup_mutex`, which a kill holds from its
-//! section to the end of its walk, so no read is involved in the kill.
+//! period began sees what was stored before it. The `favordynmods` flag is `Relaxed`:
+//! the kernel reads it plainly, ordered (where it is) by the rwsem it is written under.
 //!
 //! `cgroup.kill` is checked by its outcome: a fork that overlaps a kill either fails or
 //! leaves a child that is killed. The walk signals every member, the forking parent
-//! included, and `copy_process()` fails a fork whose parent has a fatal signal pending at
+//! included if it is one, and `copy_process()` fails a fork whose parent has a fatal signal pending at
 //! its check between the read and `cgroup_post_fork()`. Two kills are modelled:
 //! [`Writer::KillThenWalk`] is 7.3's `__cgroup_kill()`, which walks after the write
 //! section; [`Writer::Kill`] walks inside it, a kernel that would close the window the
-//! walk-after order leaves (see the tests).
+//! walk-after order leaves (see the tests). A `CLONE_INTO_CGROUP` child of a parent
+//! outside the killed cgroup may survive a kill only if the kill had finished before the
+//! fork read the target's `kill_seq`.
 
+use crate::{name_the_race, named_access};
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
-use loom::sync::{Arc, Mutex};
+use loom::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 use loom::thread;
 use std::cell::{Cell, RefCell};
 
@@ -44,6 +60,12 @@ std::thread_local! {
     /// runs a model's threads one at a time on the test's thread, and this orders
     /// nothing. One per test thread, so tests may run in parallel.
     static TRACE: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+
+    /// Ghost, kept outside loom's view for the same reason: the kill's walk has finished,
+    /// in the order loom ran the steps. A loom atomic could not say it: a `Relaxed` load
+    /// may return a value older than the order of the steps, and a stronger one would
+    /// order what the property judges.
+    static WALKED: Cell<bool> = const { Cell::new(false) };
 }
 
 loom::thread_local! {
@@ -82,15 +104,31 @@ pub struct Protocol {
     pub writer_wmb: bool,
     /// `read_seqcount_begin()`/`_retry()` order the counter and the data (`smp_rmb()`).
     pub reader_rmb: bool,
+    /// `cgroup_favor_dynmods()` sets the flag under the global rwsem's write side, so
+    /// no fork is between its begin and end when the mode changes.
+    pub switch_on_excludes_forks: bool,
+    /// A move in the per-threadgroup mode write-locks the moved process's rwsem (off:
+    /// the other process's).
+    pub move_locks_its_threadgroup: bool,
+    /// `__cgroup_kill()` holds `cgroup_mutex` from its section to the end of its walk
+    /// (off: for the section only).
+    pub kill_mutex_over_walk: bool,
+    /// A `CLONE_INTO_CGROUP` fork holds `cgroup_mutex` until after `cgroup_post_fork()`
+    /// (off: until its read of the target's `kill_seq`).
+    pub into_mutex_to_post_fork: bool,
 }
 
-/// The protocol as forkscale implements it.
+/// The protocol as forkscale and 7.3 implement it.
 pub const CORRECT: Protocol = Protocol {
     kill_bump: true,
     migrate_bump: true,
     inc_not_zero: true,
     writer_wmb: true,
     reader_rmb: true,
+    switch_on_excludes_forks: true,
+    move_locks_its_threadgroup: true,
+    kill_mutex_over_walk: true,
+    into_mutex_to_post_fork: true,
 };
 
 /// How `cgroup_css_set_fork()` reads.
@@ -105,33 +143,49 @@ pub enum Reader {
     Locked,
 }
 
-/// Who may change the forking task's css_set during the read.
+/// The threadgroup rwsem mode of a scenario.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Env {
-    /// 7.3: `cgroup_css_set_fork()` holds `cgroup_threadgroup_rwsem` for reading (under
-    /// `favordynmods`, the forking threadgroup's own rwsem), so the forking task cannot
-    /// migrate; another task sharing its css_set can. Both locks exclude exactly that, so
-    /// one environment covers both.
-    ThreadgroupRwsem,
-    /// A kernel where fork does not take the rwsem: the forking task itself migrates.
+    /// `favordynmods` off: fork holds the global rwsem for reading, a move takes it for
+    /// writing, so no move overlaps a fork.
+    GlobalRwsem,
+    /// `favordynmods` on from the start: fork also holds its own process's rwsem for
+    /// reading, and a move takes only the moved process's for writing, so another
+    /// process's move overlaps the fork.
+    PerThreadgroupRwsem,
+    /// `favordynmods` off at the start and switched on by a third thread.
+    SwitchOn,
+    /// A kernel where fork takes no rwsem (moves lock as with `favordynmods` off), so the
+    /// forking task itself may move during the read.
     NoRwsem,
 }
 
 /// The concurrent writer of a scenario.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Writer {
-    /// `cgroup.kill` of the forking task's cgroup with the walk inside the write section.
+    /// `cgroup.kill` of cgroup 0 (css_set A's) with the walk inside the write section.
     Kill,
     /// `cgroup.kill` as 7.3 does it: `kill_seq++` in the write section, then the walk over
     /// the cgroup's tasks, under `css_set_lock` again.
     KillThenWalk,
-    /// A move from css_set A to B: of the forking task (NoRwsem) or of the other task
-    /// (ThreadgroupRwsem), which then exits, dropping the last reference to A.
-    MigrateAndExit,
+    /// Another process, sharing the forking task's css_set A, moves to B and exits.
+    MoveOtherAndExit,
+    /// The forking task moves from A to B, putting A's last reference.
+    MoveForker,
+}
+
+impl Writer {
+    fn kills(self) -> bool {
+        matches!(self, Writer::Kill | Writer::KillThenWalk)
+    }
 }
 
 const A: usize = 0;
 const B: usize = 1;
+
+/// The tasks: the forking one and one of another process.
+const FORKER: usize = 0;
+const OTHER: usize = 1;
 
 fn name(cset: usize) -> &'static str {
     if cset == A {
@@ -141,6 +195,20 @@ fn name(cset: usize) -> &'static str {
     }
 }
 
+fn task_name(task: usize) -> &'static str {
+    if task == FORKER {
+        "forking task"
+    } else {
+        "other task"
+    }
+}
+
+/// The property a read of a css_set unordered with its free breaks, by css_set.
+const READ_AFTER_FREE: [&str; 2] = [
+    "use after free of css_set A: an access unordered with its free",
+    "use after free of css_set B: an access unordered with its free",
+];
+
 struct CssSet {
     refs: AtomicUsize,
     /// The css_set's default-hierarchy cgroup; POISON once freed.
@@ -149,13 +217,20 @@ struct CssSet {
 
 struct World {
     proto: Protocol,
+    env: Env,
     css_set_lock: Mutex<()>,
+    cgroup_mutex: Mutex<()>,
+    /// `cgroup_threadgroup_rwsem`.
+    threadgroup_rwsem: RwLock<()>,
+    /// `signal->cgroup_threadgroup_rwsem` of the forking and of the other process.
+    process_rwsem: [RwLock<()>; 2],
+    /// `cgroup_enable_per_threadgroup_rwsem`: `favordynmods`, false to true only.
+    favordynmods: AtomicBool,
     seq: AtomicUsize,
     csets: [CssSet; 2],
     kill_seq: [AtomicUsize; 2],
-    /// `task->cgroups` of the forking task and of one other task.
-    forker: AtomicUsize,
-    other: AtomicUsize,
+    /// `task->cgroups` of the forking task and of the other task.
+    cgroups: [AtomicUsize; 2],
     /// Readers inside `rcu_read_lock()`; a deferred free waits for zero.
     rcu_readers: AtomicUsize,
     /// The child: the css_set it was linked into (`usize::MAX`: not yet), and killed.
@@ -176,29 +251,55 @@ struct Snapshot {
     migrations_before: usize,
     migrations_after: usize,
     attempts: usize,
+    /// `CLONE_INTO_CGROUP`: the kill's walk had finished when the fork read the
+    /// target's `kill_seq`.
+    walked: bool,
+}
+
+/// The threadgroup rwsems a fork holds from `cgroup_threadgroup_change_begin()` to its
+/// end: dropped in field order, the process's before the global one, as the kernel does.
+/// The kernel's end reads the flag again; releasing what begin took is the same where the
+/// flag changes only under the global rwsem's write side, which the switch-on mutant
+/// breaks (in the kernel it would also unbalance the process's rwsem).
+struct ThreadgroupRead<'a> {
+    _process: Option<RwLockReadGuard<'a, ()>>,
+    _global: Option<RwLockReadGuard<'a, ()>>,
 }
 
 impl World {
-    fn new(proto: Protocol, env: Env) -> Self {
-        // A: the forking task's and the other task's references (the other task starts
-        // in A in both environments). B: a reference held by the cgroup's setup.
+    /// Css_set A is cgroup 0's, B cgroup 1's. The forking task starts in A, or in B when
+    /// it clones into cgroup 0; the other task starts in A if it moves, else in B. Each
+    /// task holds a reference on its css_set; B has one more, of the cgroup's setup, and
+    /// A one of its own if no task starts there (the target cgroup's).
+    fn new(proto: Protocol, env: Env, writer: Writer, into: bool) -> Self {
+        let forker = if into { B } else { A };
+        let other = if writer == Writer::MoveOtherAndExit {
+            A
+        } else {
+            B
+        };
+        let in_a = [forker, other].iter().filter(|&&c| c == A).count();
         World {
             proto,
+            env,
             css_set_lock: Mutex::new(()),
+            cgroup_mutex: Mutex::new(()),
+            threadgroup_rwsem: RwLock::new(()),
+            process_rwsem: [RwLock::new(()), RwLock::new(())],
+            favordynmods: AtomicBool::new(env == Env::PerThreadgroupRwsem),
             seq: AtomicUsize::new(0),
             csets: [
                 CssSet {
-                    refs: AtomicUsize::new(if env == Env::NoRwsem { 1 } else { 2 }),
+                    refs: AtomicUsize::new(in_a.max(1)),
                     dfl_cgrp: UnsafeCell::new(0),
                 },
                 CssSet {
-                    refs: AtomicUsize::new(1),
+                    refs: AtomicUsize::new(2 - in_a + 1),
                     dfl_cgrp: UnsafeCell::new(1),
                 },
             ],
             kill_seq: [AtomicUsize::new(0), AtomicUsize::new(0)],
-            forker: AtomicUsize::new(A),
-            other: AtomicUsize::new(if env == Env::NoRwsem { B } else { A }),
+            cgroups: [AtomicUsize::new(forker), AtomicUsize::new(other)],
             rcu_readers: AtomicUsize::new(0),
             child_cset: AtomicUsize::new(usize::MAX),
             child_killed: AtomicBool::new(false),
@@ -234,9 +335,16 @@ impl World {
 
     /// Dereference a css_set; a freed one is a use after free.
     fn dfl_cgrp(&self, cset: usize) -> usize {
-        // SAFETY: loom checks that no write races with this read.
-        let cgrp = self.csets[cset].dfl_cgrp.with(|p| unsafe { *p });
-        assert_ne!(cgrp, POISON, "use after free of css_set {cset}");
+        let cgrp = named_access(READ_AFTER_FREE[cset], || {
+            // SAFETY: loom checks that no write races with this read.
+            self.csets[cset].dfl_cgrp.with(|p| unsafe { *p })
+        });
+        assert_ne!(
+            cgrp,
+            POISON,
+            "use after free of css_set {}: a read of its freed memory",
+            name(cset)
+        );
         cgrp
     }
 
@@ -263,19 +371,21 @@ impl World {
             name(cset),
             old.wrapping_sub(1)
         ));
-        assert_ne!(old, 0, "css_set {cset} put below zero");
+        assert_ne!(old, 0, "css_set {} put below zero", name(cset));
         if old == 1 {
             fence(Ordering::SeqCst);
             while self.rcu_readers.load(Ordering::Acquire) != 0 {
                 thread::yield_now();
             }
             step(format!("grace period over: css_set {} freed", name(cset)));
-            self.csets[cset].dfl_cgrp.with_mut(|p| {
-                // SAFETY: loom checks that no access races with this one.
-                let cgrp = unsafe { &mut *p };
-                assert_ne!(*cgrp, POISON, "css_set {cset} freed twice");
-                *cgrp = POISON;
+            let freed_before = named_access(READ_AFTER_FREE[cset], || {
+                self.csets[cset].dfl_cgrp.with_mut(|p| {
+                    // SAFETY: loom checks that no access races with this one.
+                    let cgrp = unsafe { &mut *p };
+                    std::mem::replace(cgrp, POISON) == POISON
+                })
             });
+            assert!(!freed_before, "css_set {} freed twice", name(cset));
         }
     }
 
@@ -293,6 +403,35 @@ impl World {
         }
     }
 
+    /// `cgroup_threadgroup_change_begin(current)`: the global rwsem for reading, then, in
+    /// the per-threadgroup mode, the forking process's own. Nothing where fork takes no
+    /// rwsem.
+    fn threadgroup_change_begin(&self) -> ThreadgroupRead<'_> {
+        if self.env == Env::NoRwsem {
+            return ThreadgroupRead {
+                _process: None,
+                _global: None,
+            };
+        }
+        let global = self.threadgroup_rwsem.read().unwrap();
+        // Stable while the global read is held: the switch-on writes it under the
+        // write side.
+        let per_threadgroup = self.favordynmods.load(Ordering::Relaxed);
+        let process = per_threadgroup.then(|| self.process_rwsem[FORKER].read().unwrap());
+        step(format!(
+            "threadgroup_change_begin(): global rwsem{}",
+            if per_threadgroup {
+                " and own process's"
+            } else {
+                " only, favordynmods off"
+            }
+        ));
+        ThreadgroupRead {
+            _process: process,
+            _global: Some(global),
+        }
+    }
+
     /// `cgroup_css_set_fork()`'s read: the forking task's css_set, pinned, and the
     /// `kill_seq` of its cgroup.
     fn read(&self) -> Snapshot {
@@ -306,7 +445,7 @@ impl World {
                 continue;
             }
             let migrations_before = self.migrations.load(Ordering::Relaxed);
-            let cset = self.forker.load(Ordering::Relaxed);
+            let cset = self.cgroups[FORKER].load(Ordering::Relaxed);
             step(format!(
                 "seqcount read {attempt}: seq {seq}, current's css_set {}",
                 name(cset)
@@ -338,10 +477,11 @@ impl World {
                 migrations_before,
                 migrations_after,
                 attempts: attempt,
+                walked: false,
             };
         }
         let _guard = self.css_set_lock.lock().unwrap();
-        let cset = self.forker.load(Ordering::Relaxed);
+        let cset = self.cgroups[FORKER].load(Ordering::Relaxed);
         let kill_seq = self.kill_seq[self.dfl_cgrp(cset)].load(Ordering::Relaxed);
         self.csets[cset].refs.fetch_add(1, Ordering::Relaxed);
         step(format!(
@@ -356,6 +496,7 @@ impl World {
             migrations_before: migrations,
             migrations_after: migrations,
             attempts: MAX_TRIES + 1,
+            walked: false,
         }
     }
 
@@ -364,7 +505,7 @@ impl World {
     fn read_pinned(&self) -> Snapshot {
         self.rcu_read_lock();
         let migrations_before = self.migrations.load(Ordering::Relaxed);
-        let cset = self.forker.load(Ordering::Relaxed);
+        let cset = self.cgroups[FORKER].load(Ordering::Relaxed);
         step(format!("pinned read: current's css_set {}", name(cset)));
         let kill_seq = self.kill_seq[self.dfl_cgrp(cset)].load(Ordering::Relaxed);
         let refs = self.csets[cset].refs.fetch_add(1, Ordering::Relaxed);
@@ -381,13 +522,14 @@ impl World {
             migrations_before,
             migrations_after,
             attempts: 1,
+            walked: false,
         }
     }
 
     /// Stock's read, under `css_set_lock`.
     fn read_locked(&self) -> Snapshot {
         let _guard = self.css_set_lock.lock().unwrap();
-        let cset = self.forker.load(Ordering::Relaxed);
+        let cset = self.cgroups[FORKER].load(Ordering::Relaxed);
         let kill_seq = self.kill_seq[self.dfl_cgrp(cset)].load(Ordering::Relaxed);
         self.csets[cset].refs.fetch_add(1, Ordering::Relaxed);
         step(format!(
@@ -402,12 +544,47 @@ impl World {
             migrations_before: migrations,
             migrations_after: migrations,
             attempts: 1,
+            walked: false,
         }
     }
 
-    /// `__cgroup_kill()` as the code has it: the section, then the walk.
+    /// `CLONE_INTO_CGROUP` after the read, `cgroup_mutex` held: the child's css_set is
+    /// the target cgroup's (A: `find_css_set()` takes a reference), its `kill_seq` the
+    /// target's, read under `cgroup_mutex` alone, and current's css_set is put.
+    fn clone_into(&self, current: Snapshot) -> Snapshot {
+        self.csets[A].refs.fetch_add(1, Ordering::Relaxed);
+        let kill_seq = self.kill_seq[0].load(Ordering::Relaxed);
+        let walked = WALKED.with(|w| w.get());
+        step(format!(
+            "CLONE_INTO_CGROUP: child's css_set A, target's kill_seq {kill_seq}"
+        ));
+        self.put(current.cset);
+        Snapshot {
+            cset: A,
+            kill_seq,
+            walked,
+            ..current
+        }
+    }
+
+    /// `__cgroup_kill()` of cgroup 0 with the walk inside the write section.
+    fn kill(&self) {
+        let _mutex = self.cgroup_mutex.lock().unwrap();
+        self.kill_section(true);
+    }
+
+    /// `__cgroup_kill()` as the code has it: the section, then the walk, all under
+    /// `cgroup_mutex` unless the mutant drops it after the section.
     fn kill_then_walk(&self) {
+        let mutex = self.cgroup_mutex.lock().unwrap();
         self.kill_section(false);
+        let _mutex = if self.proto.kill_mutex_over_walk {
+            Some(mutex)
+        } else {
+            drop(mutex);
+            step("kill: cgroup_mutex released before the walk".to_string());
+            None
+        };
         let _guard = self.css_set_lock.lock().unwrap();
         self.kill_walk();
     }
@@ -426,17 +603,22 @@ impl World {
         self.write_end(self.proto.kill_bump);
     }
 
-    /// The kill's walk: the parent, a member of cgroup 0, and a child linked into cgroup 0
-    /// are signalled. `css_set_lock` held.
+    /// The kill's walk over cgroup 0: the parent, if a member, and a child linked into
+    /// it are signalled. `css_set_lock` held.
     fn kill_walk(&self) {
-        self.parent_killed.store(true, Ordering::Relaxed);
+        let parent = self.dfl_cgrp(self.cgroups[FORKER].load(Ordering::Relaxed)) == 0;
+        if parent {
+            self.parent_killed.store(true, Ordering::Relaxed);
+        }
         let child = self.child_cset.load(Ordering::Relaxed);
         let linked = child != usize::MAX && self.dfl_cgrp(child) == 0;
         if linked {
             self.child_killed.store(true, Ordering::Relaxed);
         }
+        WALKED.with(|w| w.set(true));
         step(format!(
-            "kill's walk: parent signalled, child {}",
+            "kill's walk: parent {}, child {}",
+            if parent { "signalled" } else { "not a member" },
             if linked {
                 "killed"
             } else {
@@ -474,29 +656,56 @@ impl World {
         ));
     }
 
-    /// `__cgroup_kill()` of cgroup 0 (css_set A's), which kills every linked member.
-    fn kill(&self) {
-        self.kill_section(true);
+    /// `cgroup_procs_write_start()` to `_finish()` around a move of `task`: under
+    /// `cgroup_mutex`, the flag (read under that mutex alone) picks the rwsem to
+    /// write-lock, the moved process's or the global one.
+    fn move_task(&self, task: usize) {
+        let _mutex = self.cgroup_mutex.lock().unwrap();
+        let per_threadgroup = self.favordynmods.load(Ordering::Relaxed);
+        let _write = if per_threadgroup {
+            let process = if self.proto.move_locks_its_threadgroup {
+                task
+            } else {
+                OTHER - task
+            };
+            let write = self.process_rwsem[process].write().unwrap();
+            step(format!(
+                "move: the {}'s process rwsem for writing",
+                task_name(process)
+            ));
+            write
+        } else {
+            let write = self.threadgroup_rwsem.write().unwrap();
+            step("move: the global rwsem for writing".to_string());
+            write
+        };
+        self.migrate(task);
     }
 
     /// `css_set_move_task()` of `task` from A to B, then the put of A.
-    fn migrate(&self, task: &AtomicUsize) {
-        let forker = core::ptr::eq(task, &self.forker);
+    fn migrate(&self, task: usize) {
         {
             let _guard = self.css_set_lock.lock().unwrap();
             self.csets[B].refs.fetch_add(1, Ordering::Relaxed);
             self.write_begin(self.proto.migrate_bump);
-            task.store(B, Ordering::Release);
-            if forker {
+            self.cgroups[task].store(B, Ordering::Release);
+            if task == FORKER {
                 self.migrations.fetch_add(1, Ordering::Relaxed);
             }
-            step(format!(
-                "{} moved A -> B",
-                if forker { "forking task" } else { "other task" }
-            ));
+            step(format!("{} moved A -> B", task_name(task)));
             self.write_end(self.proto.migrate_bump);
         }
         self.put(A);
+    }
+
+    /// `cgroup_favor_dynmods()` turning the per-threadgroup mode on.
+    fn favor_dynmods(&self) {
+        let _write = self
+            .proto
+            .switch_on_excludes_forks
+            .then(|| self.threadgroup_rwsem.write().unwrap());
+        self.favordynmods.store(true, Ordering::Relaxed);
+        step("favordynmods on".to_string());
     }
 }
 
@@ -512,80 +721,133 @@ pub fn check_reader(reader: Reader, proto: Protocol, env: Env, writer: Writer) {
     // in, so every scenario runs twice: with the fork started first, and with the writer
     // started first.
     for fork_first in [true, false] {
-        check_order(reader, proto, env, writer, fork_first);
+        check_order(reader, proto, env, writer, false, fork_first);
     }
 }
 
-fn write(world: &World, env: Env, writer: Writer) {
+/// Like [`check_reader`], for a `CLONE_INTO_CGROUP` fork into cgroup 0 by a parent in
+/// cgroup 1, against a kill of cgroup 0.
+pub fn check_clone_into(reader: Reader, proto: Protocol, env: Env, writer: Writer) {
+    assert!(
+        writer.kills(),
+        "CLONE_INTO_CGROUP is modelled against kills"
+    );
+    for fork_first in [true, false] {
+        check_order(reader, proto, env, writer, true, fork_first);
+    }
+}
+
+fn write(world: &World, writer: Writer) {
     match writer {
         Writer::Kill => world.kill(),
         Writer::KillThenWalk => world.kill_then_walk(),
-        Writer::MigrateAndExit => {
-            if env == Env::NoRwsem {
-                world.migrate(&world.forker);
-            } else {
-                // The other task moves out of A and exits, dropping its reference.
-                world.migrate(&world.other);
-                world.put(B);
-            }
+        Writer::MoveOtherAndExit => {
+            // The other process moves out of A and exits, dropping its reference.
+            world.move_task(OTHER);
+            world.put(B);
         }
+        Writer::MoveForker => world.move_task(FORKER),
     }
 }
 
-/// The fork: the read, the fatal-signal check, and `cgroup_post_fork()` if it passed.
-fn fork(world: &World, reader: Reader) -> (Snapshot, bool) {
-    let snap = match reader {
+/// The fork: `cgroup_css_set_fork()`'s locks and read, the fatal-signal check, and
+/// `cgroup_post_fork()` if it passed; then the locks go.
+fn fork(world: &World, reader: Reader, into: bool) -> (Snapshot, bool) {
+    let mut mutex = into.then(|| world.cgroup_mutex.lock().unwrap());
+    let rwsems = world.threadgroup_change_begin();
+    let mut snap = match reader {
         Reader::Seqcount => world.read(),
         Reader::Pinned => world.read_pinned(),
         Reader::Locked => world.read_locked(),
     };
+    if into {
+        snap = world.clone_into(snap);
+        if !world.proto.into_mutex_to_post_fork {
+            mutex = None;
+            step("CLONE_INTO_CGROUP: cgroup_mutex released before the link".to_string());
+        }
+    }
     let forked = world.fatal_signal_check();
     if forked {
         world.post_fork(&snap);
     }
+    drop(rwsems);
+    drop(mutex);
     (snap, forked)
 }
 
-fn check_order(reader: Reader, proto: Protocol, env: Env, writer: Writer, fork_first: bool) {
+fn check_order(
+    reader: Reader,
+    proto: Protocol,
+    env: Env,
+    writer: Writer,
+    into: bool,
+    fork_first: bool,
+) {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(3);
     // A failed check prints the failing execution's steps (libtest shows them with the
-    // failure) before the panic goes on.
+    // failure) before the panic goes on, a data race named by the property it breaks.
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         builder.check(move || {
             TRACE.with(|t| t.borrow_mut().clear());
-            let world = Arc::new(World::new(proto, env));
+            WALKED.with(|w| w.set(false));
+            let world = Arc::new(World::new(proto, env, writer, into));
+            // favordynmods switched on by a third thread, concurrent with both.
+            let switcher = (env == Env::SwitchOn).then(|| {
+                let w = world.clone();
+                thread::spawn(move || {
+                    WHO.with(|who| who.set("switch"));
+                    w.favor_dynmods()
+                })
+            });
             let w = world.clone();
             let (snap, forked) = if fork_first {
                 WHO.with(|who| who.set("fork"));
                 let writer_thread = thread::spawn(move || {
                     WHO.with(|who| who.set("writer"));
-                    write(&w, env, writer)
+                    write(&w, writer)
                 });
-                let result = fork(&world, reader);
+                let result = fork(&world, reader, into);
                 writer_thread.join().unwrap();
                 result
             } else {
                 WHO.with(|who| who.set("writer"));
                 let fork_thread = thread::spawn(move || {
                     WHO.with(|who| who.set("fork"));
-                    fork(&w, reader)
+                    fork(&w, reader, into)
                 });
-                write(&world, env, writer);
+                write(&world, writer);
                 fork_thread.join().unwrap()
             };
+            if let Some(switcher) = switcher {
+                switcher.join().unwrap();
+            }
             WHO.with(|who| who.set("end"));
 
             // Forward progress: never more than MAX_TRIES lockless attempts.
             assert!(snap.attempts <= MAX_TRIES + 1);
-            // cgroup.kill: a fork by a member of the killed cgroup fails, or its child dies.
-            if forked && writer != Writer::MigrateAndExit && world.dfl_cgrp(snap.cset) == 0 {
-                assert!(
-                    world.child_killed.load(Ordering::Relaxed),
-                    "a child forked during cgroup.kill survived (read kill_seq {}, lockless {})",
-                    snap.kill_seq,
-                    snap.lockless
-                );
+            // cgroup.kill: a fork by a member of the killed cgroup fails, or its child
+            // dies; a child cloned into it from outside survives only a kill that had
+            // finished before its read.
+            if forked
+                && writer.kills()
+                && world.dfl_cgrp(snap.cset) == 0
+                && !world.child_killed.load(Ordering::Relaxed)
+            {
+                if into {
+                    assert!(
+                        snap.walked,
+                        "a child cloned into the killed cgroup survived a kill that had not \
+                         finished before its read (read kill_seq {})",
+                        snap.kill_seq
+                    );
+                } else {
+                    panic!(
+                        "a child forked during cgroup.kill survived (read kill_seq {}, lockless {})",
+                        snap.kill_seq, snap.lockless
+                    );
+                }
             }
             // A lockless read is a snapshot: no migration happened inside it.
             if snap.lockless {
@@ -600,6 +862,7 @@ fn check_order(reader: Reader, proto: Protocol, env: Env, writer: Writer, fork_f
         })
     }));
     if let Err(panic) = result {
+        let panic = name_the_race(panic);
         eprintln!("the failing interleaving:\n{}", last_trace().join("\n"));
         std::panic::resume_unwind(panic);
     }

@@ -2,7 +2,8 @@
 //! Model-checked protocols of forkscale, run by `cargo test` (see tests/).
 //!
 //! - [`clone_seq`]: the lockless clone-time css_set read against migrations,
-//!   `cgroup.kill` and the last put with its RCU-deferred free;
+//!   `cgroup.kill` and the last put with its RCU-deferred free, under the threadgroup
+//!   rwsems, `favordynmods` and `CLONE_INTO_CGROUP`;
 //! - [`clone_switch`]: switching the clone read at run time: the rwlock read's
 //!   writer key on and off, a module registering and unregistering;
 //! - [`pid_free`]: deferred, batched pid freeing against allocation, exhaustion and

@@ -1,12 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The clone-seq protocol holds in every interleaving loom explores, and each
-//! mutant that matters in an environment is caught there.
+//! mutant that matters in an environment is caught there, by the property it breaks.
 
 use forkscale_models::clone_seq::{
-    check, check_reader, last_trace, Env, Protocol, Reader, Writer, CORRECT,
+    check, check_clone_into, check_reader, last_trace, Env, Protocol, Reader, Writer, CORRECT,
 };
 use forkscale_models::failure_of;
 use std::path::Path;
+
+const READERS: [Reader; 3] = [Reader::Locked, Reader::Seqcount, Reader::Pinned];
+
+/// The properties a mutant's test names.
+const SURVIVED: &str = "a child forked during cgroup.kill survived";
+const SURVIVED_INTO: &str = "a child cloned into the killed cgroup survived";
+const SPANNED: &str = "a lockless read spanned a migration";
+const USE_AFTER_FREE: &str = "use after free of css_set A: an access unordered with its free";
 
 /// The interleaving of the check that just failed, also written to
 /// `$FORKSCALE_MODEL_TRACES/<name>.txt` when that is set (tests/host/models.sh prints it).
@@ -37,21 +45,34 @@ fn assert_steps_in_order(trace: &[String], why: &str, steps: &[&str]) {
     );
 }
 
-/// The checker rejects `proto`; returns which property failed.
-fn rejected(proto: Protocol, env: Env, writer: Writer) -> String {
-    failure_of(|| check(proto, env, writer))
+/// `why` is the failure of `property`.
+fn assert_property(why: &str, property: &str, what: impl std::fmt::Debug) {
+    assert!(
+        why.contains(property),
+        "{what:?}: expected {property:?}, got: {why}"
+    );
+}
+
+/// The checker rejects `check` with `property`.
+fn rejected_with(property: &str, what: impl std::fmt::Debug, check: impl FnOnce()) {
+    let why = failure_of(check);
+    assert_property(&why, property, what);
 }
 
 #[test]
 fn correct_protocol_against_kill() {
-    check(CORRECT, Env::ThreadgroupRwsem, Writer::Kill);
-    check(CORRECT, Env::NoRwsem, Writer::Kill);
+    for env in [Env::GlobalRwsem, Env::PerThreadgroupRwsem, Env::NoRwsem] {
+        check(CORRECT, env, Writer::Kill);
+    }
 }
 
 #[test]
 fn correct_protocol_against_migration_and_last_put() {
-    check(CORRECT, Env::ThreadgroupRwsem, Writer::MigrateAndExit);
-    check(CORRECT, Env::NoRwsem, Writer::MigrateAndExit);
+    // The seqcount read against every move, under each rwsem mode and without one.
+    for env in [Env::GlobalRwsem, Env::PerThreadgroupRwsem, Env::NoRwsem] {
+        check(CORRECT, env, Writer::MoveOtherAndExit);
+        check(CORRECT, env, Writer::MoveForker);
+    }
 }
 
 #[test]
@@ -65,10 +86,9 @@ fn mutant_without_kill_bump_changes_no_outcome() {
         kill_bump: false,
         ..CORRECT
     };
-    for env in [Env::ThreadgroupRwsem, Env::NoRwsem] {
+    for env in [Env::PerThreadgroupRwsem, Env::NoRwsem] {
         check(mutant, env, Writer::Kill);
-        let why = rejected(mutant, env, Writer::KillThenWalk);
-        assert!(why.contains("survived"), "{env:?}: {why}");
+        rejected_with(SURVIVED, env, || check(mutant, env, Writer::KillThenWalk));
     }
 }
 
@@ -80,33 +100,37 @@ fn mutant_without_migration_bump_tears_the_snapshot() {
         migrate_bump: false,
         ..CORRECT
     };
-    let why = rejected(mutant, Env::NoRwsem, Writer::MigrateAndExit);
-    assert!(why.contains("spanned a migration"), "{why}");
+    rejected_with(SPANNED, mutant, || {
+        check(mutant, Env::NoRwsem, Writer::MoveForker)
+    });
 }
 
 #[test]
 fn mutant_without_migration_bump_is_harmless_under_the_threadgroup_rwsem() {
-    // On 7.3 the forking task cannot migrate during the read; other tasks' moves do
-    // not change what it reads. The finding the review notes report.
+    // On 7.3 the forking task cannot migrate during the read; another process's moves,
+    // which the per-threadgroup mode lets overlap the read, do not change what it
+    // reads. The finding the review notes report.
     let mutant = Protocol {
         migrate_bump: false,
         ..CORRECT
     };
-    check(mutant, Env::ThreadgroupRwsem, Writer::MigrateAndExit);
-    check(mutant, Env::ThreadgroupRwsem, Writer::Kill);
+    for writer in [Writer::MoveOtherAndExit, Writer::MoveForker, Writer::Kill] {
+        check(mutant, Env::PerThreadgroupRwsem, writer);
+    }
 }
 
 #[test]
 fn mutant_with_plain_increment_revives_a_dying_css_set() {
+    // The read revives the css_set the forking task's move has just put to zero, and its
+    // own put after the failed retry frees it a second time, unordered with the first
+    // (loom's data race, named).
     let mutant = Protocol {
         inc_not_zero: false,
         ..CORRECT
     };
-    let why = rejected(mutant, Env::NoRwsem, Writer::MigrateAndExit);
-    assert!(
-        why.contains("use after free") || why.contains("freed twice") || why.contains("Causality"),
-        "{why}"
-    );
+    rejected_with(USE_AFTER_FREE, mutant, || {
+        check(mutant, Env::NoRwsem, Writer::MoveForker)
+    });
 }
 
 #[test]
@@ -116,19 +140,90 @@ fn mutant_with_plain_increment_is_harmless_under_the_threadgroup_rwsem() {
         inc_not_zero: false,
         ..CORRECT
     };
-    check(mutant, Env::ThreadgroupRwsem, Writer::MigrateAndExit);
-    check(mutant, Env::ThreadgroupRwsem, Writer::Kill);
+    for writer in [Writer::MoveOtherAndExit, Writer::MoveForker, Writer::Kill] {
+        check(mutant, Env::PerThreadgroupRwsem, writer);
+    }
 }
 
 #[test]
 fn pinned_read_is_correct_against_moves_under_the_threadgroup_rwsem() {
-    // The patch for merging: no counter, no lock, a plain increment. Other tasks' moves
-    // and the last put of their css_set change nothing it reads.
-    check_reader(
-        Reader::Pinned,
-        CORRECT,
-        Env::ThreadgroupRwsem,
-        Writer::MigrateAndExit,
+    // The patch for merging: no counter, no lock, a plain increment. The forking task's
+    // own move waits for the fork in either mode; another process's move and the last
+    // put of its css_set change nothing it reads.
+    for env in [Env::GlobalRwsem, Env::PerThreadgroupRwsem] {
+        for writer in [Writer::MoveOtherAndExit, Writer::MoveForker] {
+            check_reader(Reader::Pinned, CORRECT, env, writer);
+        }
+    }
+}
+
+#[test]
+fn every_read_is_correct_while_favordynmods_is_switched_on() {
+    // A third thread turns the per-threadgroup mode on during the fork. A fork that read
+    // the flag off holds only the global rwsem, which the switch-on waits for; a move
+    // reads the flag without that rwsem, and either value it reads excludes the fork.
+    for reader in READERS {
+        for writer in [Writer::MoveForker, Writer::MoveOtherAndExit] {
+            check_reader(reader, CORRECT, Env::SwitchOn, writer);
+        }
+    }
+}
+
+#[test]
+fn mutant_switch_on_without_the_write_lock_lets_a_move_into_the_pinned_read() {
+    // The flag set without the global rwsem's write side: a fork that read it off holds
+    // the global rwsem only, and a move that reads it on takes only the forking process's
+    // rwsem, which the fork does not hold. The seqcount read sees the move and retries.
+    let mutant = Protocol {
+        switch_on_excludes_forks: false,
+        ..CORRECT
+    };
+    check(mutant, Env::SwitchOn, Writer::MoveForker);
+    let why =
+        failure_of(|| check_reader(Reader::Pinned, mutant, Env::SwitchOn, Writer::MoveForker));
+    assert_property(&why, SPANNED, mutant);
+    assert_steps_in_order(
+        &last_trace(),
+        &why,
+        &[
+            "threadgroup_change_begin(): global rwsem only, favordynmods off",
+            "pinned read: current's css_set A",
+            "favordynmods on",
+            "move: the forking task's process rwsem for writing",
+            "forking task moved A -> B",
+            "cgroup_post_fork()",
+        ],
+    );
+}
+
+#[test]
+fn mutant_move_locking_the_other_process_lets_it_into_the_pinned_read() {
+    // A move in the per-threadgroup mode that write-locks another process's rwsem than
+    // the moved one's does not wait for the fork. The seqcount read retries.
+    let mutant = Protocol {
+        move_locks_its_threadgroup: false,
+        ..CORRECT
+    };
+    check(mutant, Env::PerThreadgroupRwsem, Writer::MoveForker);
+    let why = failure_of(|| {
+        check_reader(
+            Reader::Pinned,
+            mutant,
+            Env::PerThreadgroupRwsem,
+            Writer::MoveForker,
+        )
+    });
+    assert_property(&why, SPANNED, mutant);
+    assert_steps_in_order(
+        &last_trace(),
+        &why,
+        &[
+            "threadgroup_change_begin(): global rwsem and own process's",
+            "pinned read: current's css_set A",
+            "move: the other task's process rwsem for writing",
+            "forking task moved A -> B",
+            "cgroup_post_fork()",
+        ],
     );
 }
 
@@ -139,11 +234,15 @@ fn every_read_has_the_kill_window_of_7_3() {
     // signals the parent too late and finishes before cgroup_post_fork() links the child:
     // the child survives. Stock's locked read has that window, and so do the seqcount and
     // the pinned reads; selftests/forkscale/kill_window.c reproduces it in the guest.
-    for reader in [Reader::Locked, Reader::Seqcount, Reader::Pinned] {
-        let why = failure_of(|| {
-            check_reader(reader, CORRECT, Env::ThreadgroupRwsem, Writer::KillThenWalk)
+    for reader in READERS {
+        rejected_with(SURVIVED, reader, || {
+            check_reader(
+                reader,
+                CORRECT,
+                Env::PerThreadgroupRwsem,
+                Writer::KillThenWalk,
+            )
         });
-        assert!(why.contains("survived"), "{reader:?}: {why}");
     }
 }
 
@@ -152,8 +251,71 @@ fn a_walk_inside_the_section_closes_the_window_for_every_read() {
     // If the walk, parent included, were done before any fork could read the new
     // kill_seq, every read would be right, the pinned one too: a read inside the section
     // meets a signalled parent at its fatal-signal check.
-    for reader in [Reader::Locked, Reader::Seqcount, Reader::Pinned] {
-        check_reader(reader, CORRECT, Env::ThreadgroupRwsem, Writer::Kill);
+    for reader in READERS {
+        check_reader(reader, CORRECT, Env::PerThreadgroupRwsem, Writer::Kill);
+    }
+}
+
+#[test]
+fn a_clone_into_child_survives_only_a_kill_that_finished_before_its_read() {
+    // CLONE_INTO_CGROUP reads the target's kill_seq under cgroup_mutex, which the kill
+    // holds from its section to the end of its walk: no window, for any read of
+    // current's css_set, with 7.3's kill or the other.
+    for reader in READERS {
+        for writer in [Writer::KillThenWalk, Writer::Kill] {
+            check_clone_into(reader, CORRECT, Env::PerThreadgroupRwsem, writer);
+        }
+    }
+}
+
+#[test]
+fn mutant_kill_without_cgroup_mutex_over_its_walk_lets_a_clone_into_child_survive() {
+    // The kill releases cgroup_mutex after its section: a CLONE_INTO_CGROUP fork reads
+    // the new kill_seq before the walk, which finishes before the child is linked.
+    let mutant = Protocol {
+        kill_mutex_over_walk: false,
+        ..CORRECT
+    };
+    for reader in READERS {
+        let why = failure_of(|| {
+            check_clone_into(
+                reader,
+                mutant,
+                Env::PerThreadgroupRwsem,
+                Writer::KillThenWalk,
+            )
+        });
+        assert_property(&why, SURVIVED_INTO, reader);
+        assert_steps_in_order(
+            &last_trace(),
+            &why,
+            &[
+                "kill's section: kill_seq -> 1",
+                "kill: cgroup_mutex released before the walk",
+                "CLONE_INTO_CGROUP: child's css_set A, target's kill_seq 1",
+                "kill's walk: parent not a member, child not in the killed cgroup yet",
+                "cgroup_post_fork(): child linked into css_set A, kill_seq 1",
+            ],
+        );
+    }
+}
+
+#[test]
+fn mutant_clone_into_releasing_cgroup_mutex_after_its_read_is_harmless_to_kill() {
+    // What cgroup_mutex gives a CLONE_INTO_CGROUP fork against cgroup.kill is a read of
+    // kill_seq outside the kill: a kill that starts after the read is caught by
+    // cgroup_post_fork()'s comparison or by the walk, as for any fork.
+    let mutant = Protocol {
+        into_mutex_to_post_fork: false,
+        ..CORRECT
+    };
+    for reader in READERS {
+        check_clone_into(
+            reader,
+            mutant,
+            Env::PerThreadgroupRwsem,
+            Writer::KillThenWalk,
+        );
     }
 }
 
@@ -171,14 +333,10 @@ const BARRIER_MUTANTS: [Protocol; 2] = [
 
 #[test]
 fn barrier_mutants_are_rejected_where_the_forking_task_can_move() {
-    for mutant in BARRIER_MUTANTS {
-        let why = rejected(mutant, Env::NoRwsem, Writer::MigrateAndExit);
-        assert!(
-            why.contains("spanned a migration")
-                || why.contains("use after free")
-                || why.contains("Causality"),
-            "{mutant:?}: {why}"
-        );
+    for (mutant, property) in BARRIER_MUTANTS.into_iter().zip([SPANNED, SPANNED]) {
+        rejected_with(property, mutant, || {
+            check(mutant, Env::NoRwsem, Writer::MoveForker)
+        });
     }
 }
 
@@ -187,32 +345,21 @@ fn barrier_mutants_are_harmless_under_the_threadgroup_rwsem() {
     // What the seqcount's barriers order is the forking task's own move, which the rwsem
     // already excludes.
     for mutant in BARRIER_MUTANTS {
-        check(mutant, Env::ThreadgroupRwsem, Writer::MigrateAndExit);
-        check(mutant, Env::ThreadgroupRwsem, Writer::Kill);
+        for writer in [Writer::MoveOtherAndExit, Writer::MoveForker, Writer::Kill] {
+            check(mutant, Env::PerThreadgroupRwsem, writer);
+        }
     }
 }
 
 #[test]
 fn pinned_read_without_the_rwsem_is_rejected_where_the_seqcount_passes() {
     // What each design depends on: take the rwsem away from fork and the forking task can
-    // move during the read. The seqcount read still passes (the test above it); the
-    // pinned read revives or spans a move of its own css_set.
-    check(CORRECT, Env::NoRwsem, Writer::MigrateAndExit);
-    let why = failure_of(|| {
-        check_reader(
-            Reader::Pinned,
-            CORRECT,
-            Env::NoRwsem,
-            Writer::MigrateAndExit,
-        )
-    });
-    assert!(
-        why.contains("use after free")
-            || why.contains("freed twice")
-            || why.contains("spanned a migration")
-            || why.contains("Causality"),
-        "{why}"
-    );
+    // move during the read. The seqcount read still passes; the pinned read spans a move
+    // of its own css_set.
+    check(CORRECT, Env::NoRwsem, Writer::MoveForker);
+    let why =
+        failure_of(|| check_reader(Reader::Pinned, CORRECT, Env::NoRwsem, Writer::MoveForker));
+    assert_property(&why, SPANNED, Reader::Pinned);
     // The trace shows how: the forking task moves off the css_set the read loaded while
     // the read is still open, and nothing in the pinned read notices.
     let trace = failing_trace("pinned_read_without_the_rwsem", &why);
@@ -221,6 +368,7 @@ fn pinned_read_without_the_rwsem_is_rejected_where_the_seqcount_passes() {
         &why,
         &[
             "pinned read: current's css_set A",
+            "move: the global rwsem for writing",
             "forking task moved A -> B",
             "cgroup_post_fork()",
         ],
@@ -238,11 +386,11 @@ fn a_failed_kill_check_comes_with_its_interleaving() {
         check_reader(
             Reader::Locked,
             CORRECT,
-            Env::ThreadgroupRwsem,
+            Env::PerThreadgroupRwsem,
             Writer::KillThenWalk,
         )
     });
-    assert!(why.contains("survived"), "{why}");
+    assert_property(&why, SURVIVED, Reader::Locked);
     let trace = failing_trace("kill_window_of_7_3", &why);
     assert_steps_in_order(
         &trace,
