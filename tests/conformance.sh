@@ -100,19 +100,20 @@ ksft stock ksft-favordynmods > "$out/ksft-stock-favordynmods.txt"
 ksft series ksft-pinned > "$out/ksft-series-pinned.txt"
 ksft series ksft-favordynmods > "$out/ksft-series-favordynmods.txt"
 ksft series ksft-pinned_favordynmods > "$out/ksft-series-pinned-favordynmods.txt"
-grep -a '^ksft-error' "$out/stock/results.log" "$out/series/results.log" |
+grep -ah '^ksft-error' "$out/stock/results.log" "$out/series/results.log" |
 	sed 's/^/not ok conformance: /' | grep . && failed=1
 grep '^cgroup/' "$out/ksft-stock.txt" > "$out/ksft-stock-cgroup.txt"
 same "$out/ksft-stock-cgroup.txt" "$out/ksft-series-pinned.txt" \
 	"under pinned as on stock 7.3"
-if [ "$(cut -d' ' -f1 "$out/ksft-stock-favordynmods.txt" | uniq | wc -l)" -ge 4 ]; then
+if [ "$(cut -d' ' -f1 "$out/ksft-stock-cgroup.txt" | uniq | wc -l)" -ge 4 ] &&
+	[ "$(cut -d' ' -f1 "$out/ksft-stock-favordynmods.txt" | uniq | wc -l)" -ge 4 ]; then
 	same "$out/ksft-stock-favordynmods.txt" "$out/ksft-series-favordynmods.txt" \
-		"with favordynmods as on stock 7.3 with favordynmods"
+		"under locked with favordynmods as on stock 7.3 with favordynmods"
 	same "$out/ksft-stock-favordynmods.txt" "$out/ksft-series-pinned-favordynmods.txt" \
 		"under pinned with favordynmods as on stock 7.3 with favordynmods"
 	unlisted "$out/ksft-stock-favordynmods.txt" "with favordynmods"
 else
-	echo "not ok conformance: stock 7.3 ran the cgroup suites with favordynmods"
+	echo "not ok conformance: stock 7.3 ran the four cgroup suites, plain and with favordynmods"
 	failed=1
 fi
 [ $n -ge 5 ] || { echo "not ok conformance: only $n settings reported"; failed=1; }

@@ -155,7 +155,10 @@ FIXTURE(storm) {};
 FIXTURE_SETUP(storm) {}
 FIXTURE_TEARDOWN(storm) {}
 
-/* 100 insmod/rmmod cycles while processes fork and threads come and go. */
+/*
+ * insmod/rmmod cycles (FORKSCALE_LOAD_CYCLES, 100 by default) while processes
+ * fork and threads come and go.
+ */
 TEST_F_TIMEOUT(storm, load_unload_under_fork_storm, 600)
 {
 	int cycles = env_int("FORKSCALE_LOAD_CYCLES", 100), i, loads = 0, unloads = 0;

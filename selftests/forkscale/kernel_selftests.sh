@@ -134,14 +134,21 @@ if [ "${1:-}" = --baseline ]; then
 	[ "$boot_read" = stock ] || reads="$boot_read pinned"
 	run_suites baseline $cgroup_suites $pid_suites
 	print ksft baseline $cgroup_suites $pid_suites
-	if [ "$boot_read" != stock ]; then
-		echo pinned > $sysctl && run_suites pinned $cgroup_suites
+	# use_read <read>: switch the series' read, and say so if it did not switch
+	use_read() {
+		echo "$1" > $sysctl && [ "$(cat $sysctl)" = "$1" ] ||
+			{ echo "ksft-error cannot select the $1 read"; return 1; }
+	}
+	[ "$boot_read" = stock ] || [ "$boot_read" = locked ] ||
+		echo "ksft-error the series booted with the $boot_read read, not locked"
+	if [ "$boot_read" != stock ] && use_read pinned; then
+		run_suites pinned $cgroup_suites
 		print ksft-pinned pinned $cgroup_suites
 	fi
 	if mount -o remount,favordynmods /sys/fs/cgroup &&
 		grep -q ' /sys/fs/cgroup cgroup2 [^ ]*favordynmods' /proc/mounts; then
 		for r in $reads; do
-			[ "$r" = stock ] || echo "$r" > $sysctl
+			{ [ "$r" = stock ] || use_read "$r"; } || continue
 			run_suites "${r}_favordynmods" $cgroup_suites
 		done
 		print ksft-favordynmods "${boot_read}_favordynmods" $cgroup_suites
@@ -150,7 +157,7 @@ if [ "${1:-}" = --baseline ]; then
 	else
 		echo "ksft-error cgroup2 cannot be remounted favordynmods"
 	fi
-	[ "$boot_read" = stock ] || echo "$boot_read" > $sysctl
+	[ "$boot_read" = stock ] || use_read "$boot_read"
 	echo "$saved_pid_max" > /proc/sys/kernel/pid_max
 	exit 0
 fi
