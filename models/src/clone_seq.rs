@@ -389,6 +389,10 @@ impl World {
         }
     }
 
+    /// `refcount_inc_not_zero()`: a load, then a compare-and-exchange loop. Loom compares
+    /// the exchange only with the last access before it, the load (tokio-rs/loom#166), but
+    /// every other access to a css_set's count is a read-modify-write, which loom compares
+    /// with the load itself; with the load replaced by a guess, every test kept its verdict.
     fn inc_not_zero(&self, cset: usize) -> bool {
         let refs = &self.csets[cset].refs;
         let mut n = refs.load(Ordering::Relaxed);
@@ -594,8 +598,12 @@ impl World {
     fn kill_section(&self, walk_inside: bool) {
         let _guard = self.css_set_lock.lock().unwrap();
         self.write_begin(self.proto.kill_bump);
-        let next = self.kill_seq[0].load(Ordering::Relaxed) + 1;
-        self.kill_seq[0].store(next, Ordering::Relaxed);
+        // One read-modify-write, not a load and a store: loom compares a store only with
+        // the last access to the atomic before it, which the kill's own load would be, so a
+        // fork's load of kill_seq made before the kill's might never be run after the store
+        // (tokio-rs/loom#166). `Relaxed` adds no ordering; the kernel's `kill_seq++` is
+        // under `css_set_lock` too.
+        let next = self.kill_seq[0].fetch_add(1, Ordering::Relaxed) + 1;
         step(format!("kill's section: kill_seq -> {next}"));
         if walk_inside {
             self.kill_walk();
