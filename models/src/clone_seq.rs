@@ -25,9 +25,9 @@
 //! takes no rwsem: that thread is not forking).
 //!
 //! Ghost state (`migrations`, and whether the kill's walk had finished) records what the
-//! writers did, for the properties only; the protocol never reads it, and it is accessed
-//! `Relaxed` or outside loom, so it adds no synchronisation the kernel lacks (a barrier
-//! or lock mutant stays visible).
+//! writers did, for the properties only; the protocol never reads it, and its atomics are
+//! `Relaxed`, so it adds no synchronisation the kernel lacks (a barrier or lock mutant
+//! stays visible).
 //!
 //! Loads of `task->cgroups` are `Relaxed`: the kernel's `rcu_dereference()` orders only the
 //! loads that depend on the pointer, and the model's css_set contents never change while
@@ -60,12 +60,6 @@ std::thread_local! {
     /// runs a model's threads one at a time on the test's thread, and this orders
     /// nothing. One per test thread, so tests may run in parallel.
     static TRACE: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
-
-    /// Ghost, kept outside loom's view for the same reason: the kill's walk has finished,
-    /// in the order loom ran the steps. A loom atomic could not say it: a `Relaxed` load
-    /// may return a value older than the order of the steps, and a stronger one would
-    /// order what the property judges.
-    static WALKED: Cell<bool> = const { Cell::new(false) };
 }
 
 loom::thread_local! {
@@ -241,6 +235,11 @@ struct World {
     parent_killed: AtomicBool,
     /// Ghost: moves of the forking task.
     migrations: AtomicUsize,
+    /// Ghost: the kill's walk has finished. A loom atomic, so that loom sees the walk and
+    /// a `CLONE_INTO_CGROUP` fork's read of it as dependent and runs them in both orders;
+    /// `Relaxed`, so that it orders nothing: the read sees the walk for certain only if the
+    /// walk happens before it, which is what the property asks.
+    walked: AtomicBool,
 }
 
 /// What the reader returned, with the ghost values the properties need.
@@ -305,6 +304,7 @@ impl World {
             child_killed: AtomicBool::new(false),
             parent_killed: AtomicBool::new(false),
             migrations: AtomicUsize::new(0),
+            walked: AtomicBool::new(false),
         }
     }
 
@@ -558,7 +558,7 @@ impl World {
     fn clone_into(&self, current: Snapshot) -> Snapshot {
         self.csets[A].refs.fetch_add(1, Ordering::Relaxed);
         let kill_seq = self.kill_seq[0].load(Ordering::Relaxed);
-        let walked = WALKED.with(|w| w.get());
+        let walked = self.walked.load(Ordering::Relaxed);
         step(format!(
             "CLONE_INTO_CGROUP: child's css_set A, target's kill_seq {kill_seq}"
         ));
@@ -623,7 +623,7 @@ impl World {
         if linked {
             self.child_killed.store(true, Ordering::Relaxed);
         }
-        WALKED.with(|w| w.set(true));
+        self.walked.store(true, Ordering::Relaxed);
         step(format!(
             "kill's walk: parent {}, child {}",
             if parent { "signalled" } else { "not a member" },
@@ -799,7 +799,6 @@ fn check_order(
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         builder.check(move || {
             TRACE.with(|t| t.borrow_mut().clear());
-            WALKED.with(|w| w.set(false));
             let world = Arc::new(World::new(proto, env, writer, into));
             // favordynmods switched on by a third thread, concurrent with both.
             let switcher = (env == Env::SwitchOn).then(|| {
