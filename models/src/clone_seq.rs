@@ -107,8 +107,11 @@ pub struct Protocol {
     /// `__cgroup_kill()` holds `cgroup_mutex` from its section to the end of its walk
     /// (off: for the section only).
     pub kill_mutex_over_walk: bool,
-    /// A `CLONE_INTO_CGROUP` fork holds `cgroup_mutex` until after `cgroup_post_fork()`
-    /// (off: until its read of the target's `kill_seq`).
+    /// A `CLONE_INTO_CGROUP` fork takes `cgroup_mutex` before the threadgroup rwsems
+    /// (off: not at all).
+    pub into_takes_mutex: bool,
+    /// A `CLONE_INTO_CGROUP` fork that takes `cgroup_mutex` holds it until after
+    /// `cgroup_post_fork()` (off: until its read of the target's `kill_seq`).
     pub into_mutex_to_post_fork: bool,
 }
 
@@ -122,6 +125,7 @@ pub const CORRECT: Protocol = Protocol {
     switch_on_excludes_forks: true,
     move_locks_its_threadgroup: true,
     kill_mutex_over_walk: true,
+    into_takes_mutex: true,
     into_mutex_to_post_fork: true,
 };
 
@@ -761,7 +765,8 @@ fn write(world: &World, writer: Writer) {
 /// The fork: `cgroup_css_set_fork()`'s locks and read, the fatal-signal check, and
 /// `cgroup_post_fork()` if it passed; then the locks go.
 fn fork(world: &World, reader: Reader, into: bool) -> (Snapshot, bool) {
-    let mut mutex = into.then(|| world.cgroup_mutex.lock().unwrap());
+    let mut mutex =
+        (into && world.proto.into_takes_mutex).then(|| world.cgroup_mutex.lock().unwrap());
     let rwsems = world.threadgroup_change_begin();
     let mut snap = match reader {
         Reader::Seqcount => world.read(),
@@ -770,7 +775,7 @@ fn fork(world: &World, reader: Reader, into: bool) -> (Snapshot, bool) {
     };
     if into {
         snap = world.clone_into(snap);
-        if !world.proto.into_mutex_to_post_fork {
+        if mutex.is_some() && !world.proto.into_mutex_to_post_fork {
             mutex = None;
             step("CLONE_INTO_CGROUP: cgroup_mutex released before the link".to_string());
         }

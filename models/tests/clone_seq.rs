@@ -308,21 +308,36 @@ fn mutant_kill_without_cgroup_mutex_over_its_walk_lets_a_clone_into_child_surviv
 }
 
 #[test]
+fn mutant_clone_into_without_cgroup_mutex_lets_its_child_survive() {
+    // A CLONE_INTO_CGROUP fork that takes no cgroup_mutex reads the target's kill_seq
+    // whenever it likes: after the kill's section, with the walk not ordered before it,
+    // and the walk finds no child. With either kill.
+    let mutant = Protocol {
+        into_takes_mutex: false,
+        ..CORRECT
+    };
+    for reader in READERS {
+        for writer in [Writer::KillThenWalk, Writer::Kill] {
+            rejected_with(SURVIVED_INTO, (reader, writer), || {
+                check_clone_into(reader, mutant, Env::PerThreadgroupRwsem, writer)
+            });
+        }
+    }
+}
+
+#[test]
 fn mutant_clone_into_releasing_cgroup_mutex_after_its_read_is_harmless_to_kill() {
     // What cgroup_mutex gives a CLONE_INTO_CGROUP fork against cgroup.kill is a read of
     // kill_seq outside the kill: a kill that starts after the read is caught by
-    // cgroup_post_fork()'s comparison or by the walk, as for any fork.
+    // cgroup_post_fork()'s comparison or by the walk, as for any fork. With either kill.
     let mutant = Protocol {
         into_mutex_to_post_fork: false,
         ..CORRECT
     };
     for reader in READERS {
-        check_clone_into(
-            reader,
-            mutant,
-            Env::PerThreadgroupRwsem,
-            Writer::KillThenWalk,
-        );
+        for writer in [Writer::KillThenWalk, Writer::Kill] {
+            check_clone_into(reader, mutant, Env::PerThreadgroupRwsem, writer);
+        }
     }
 }
 
