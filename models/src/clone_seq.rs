@@ -730,8 +730,9 @@ pub fn check(proto: Protocol, env: Env, writer: Writer) {
 /// Like [`check`], with the reader given.
 pub fn check_reader(reader: Reader, proto: Protocol, env: Env, writer: Writer) {
     // Loom's exploration is bounded and starts from the order the threads were created
-    // in, so every scenario runs twice: with the fork started first, and with the writer
-    // started first.
+    // in, so every scenario runs twice: with the fork on the model's main thread and the
+    // writer spawned, and the other way round. A switcher, where there is one, is spawned
+    // first in both.
     for fork_first in [true, false] {
         check_order(reader, proto, env, writer, false, fork_first);
     }
@@ -797,8 +798,7 @@ fn check_order(
     into: bool,
     fork_first: bool,
 ) {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(3);
+    let builder = crate::builder();
     // A failed check prints the failing execution's steps (libtest shows them with the
     // failure) before the panic goes on, a data race named by the property it breaks.
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -217,8 +217,7 @@ impl World {
 /// Explores every interleaving of a fork, a move and `switch`; panics with the property
 /// that failed, a data race named by the property it breaks.
 pub fn check(proto: Protocol, switch: Switch) {
-    let mut model = loom::model::Builder::new();
-    model.preemption_bound = Some(3);
+    let model = crate::builder();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         model.check(move || {
             let world = Arc::new(World::new(proto, switch));

@@ -12,6 +12,10 @@
 //! Each model takes the protocol as a value, so a test can switch one rule off (a
 //! mutant) and assert that the checker then finds a failing interleaving, and which
 //! property it broke.
+//!
+//! Loom's search is bounded to [`PREEMPTION_BOUND`] preemptions per execution unless the
+//! environment says otherwise ([`builder`]): `LOOM_MAX_PREEMPTIONS=<n>` for another bound,
+//! `FORKSCALE_MODEL_UNBOUNDED=1` for none.
 
 use std::any::Any;
 use std::cell::Cell;
@@ -25,6 +29,34 @@ std::thread_local! {
     /// unordered with another ([`named_access`]). Outside loom's view, like the traces:
     /// loom runs a model's threads one at a time on the test's thread.
     static ACCESS: Cell<Option<&'static str>> = const { Cell::new(None) };
+}
+
+/// The preemptions loom tries per execution when the environment sets no bound.
+pub const PREEMPTION_BOUND: usize = 3;
+
+/// Loom's model builder for the models' checks. Loom's `Builder::new()` reads its settings
+/// from the environment: `LOOM_MAX_PREEMPTIONS` (a number) is the preemption bound, and
+/// where it is unset the bound is [`PREEMPTION_BOUND`], unless `FORKSCALE_MODEL_UNBOUNDED`
+/// is set (not empty), which leaves loom unbounded. Loom also reads `LOOM_MAX_BRANCHES`
+/// (an execution longer than that fails), and `LOOM_MAX_DURATION` and
+/// `LOOM_MAX_PERMUTATIONS`, which would end a search early and pass a check loom did not
+/// finish: those two are refused.
+pub fn builder() -> loom::model::Builder {
+    let mut builder = loom::model::Builder::new();
+    assert!(
+        builder.max_duration.is_none() && builder.max_permutations.is_none(),
+        "LOOM_MAX_DURATION or LOOM_MAX_PERMUTATIONS is set: a check would pass unfinished"
+    );
+    let unbounded = std::env::var_os("FORKSCALE_MODEL_UNBOUNDED").is_some_and(|v| !v.is_empty());
+    if unbounded {
+        assert!(
+            builder.preemption_bound.is_none(),
+            "FORKSCALE_MODEL_UNBOUNDED and LOOM_MAX_PREEMPTIONS are both set"
+        );
+    } else if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(PREEMPTION_BOUND);
+    }
+    builder
 }
 
 /// Runs `access`, one access to a loom `UnsafeCell`, under the name of the property an

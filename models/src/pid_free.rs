@@ -127,8 +127,7 @@ impl World {
 }
 
 pub fn check(proto: Protocol, racer: Racer) {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(3);
+    let builder = crate::builder();
     builder.check(move || {
         let world = Arc::new(World::new(proto));
         let w = world.clone();
