@@ -34,8 +34,19 @@
 //! they can be read. `rcu_read_unlock()` is a release and no barrier for later loads. The
 //! only `SeqCst` is the grace period's full barrier and its counterpart at
 //! `rcu_read_lock()`, which give RCU's guarantee that a reader starting after a grace
-//! period began sees what was stored before it. The `favordynmods` flag is `Relaxed`:
-//! the kernel reads it plainly, ordered (where it is) by the rwsem it is written under.
+//! period began sees what was stored before it.
+//!
+//! The `favordynmods` flag, `cgroup_enable_per_threadgroup_rwsem`, is a data race in 7.3:
+//! the v2 switch-on (`apply_cgroup_root_flags()`, from `cgroup_get_tree()` or
+//! `cgroup_reconfigure()`, calling `cgroup_favor_dynmods()`) writes it plainly under the
+//! global rwsem's write side and without `cgroup_mutex`, and a move by pid
+//! (`cgroup_procs_write_start()`) reads it plainly under `cgroup_mutex` alone. KCSAN may
+//! report it. A fork reads it under the global rwsem's read side, ordered with the write.
+//! [`Protocol::favordynmods_marked`] off models the accesses as 7.3 has them, plain, and
+//! loom reports the race; on, they are `Relaxed` (`READ_ONCE()`/`WRITE_ONCE()`), the race
+//! taken as benign, and the properties are checked with either value the move may read:
+//! it keeps the move out of the fork with both. That argument holds only for a read the
+//! compiler makes once and whole, which is what `READ_ONCE()` would guarantee upstream.
 //!
 //! `cgroup.kill` is checked by its outcome: a fork that overlaps a kill either fails or
 //! leaves a child that is killed. The walk signals every member, the forking parent
@@ -107,6 +118,12 @@ pub struct Protocol {
     /// `__cgroup_kill()` holds `cgroup_mutex` from its section to the end of its walk
     /// (off: for the section only).
     pub kill_mutex_over_walk: bool,
+    /// `cgroup_enable_per_threadgroup_rwsem` is read and written marked
+    /// (`READ_ONCE()`/`WRITE_ONCE()`, `Relaxed` here), so a move's read of it racing the
+    /// switch-on's write is taken as benign and the other properties are checked with
+    /// either value that read may return. Off: plain accesses, as 7.3 has them, and loom
+    /// reports that race ([`FAVORDYNMODS_RACE`]).
+    pub favordynmods_marked: bool,
     /// A `CLONE_INTO_CGROUP` fork takes `cgroup_mutex` before the threadgroup rwsems
     /// (off: not at all).
     pub into_takes_mutex: bool,
@@ -115,7 +132,8 @@ pub struct Protocol {
     pub into_mutex_to_post_fork: bool,
 }
 
-/// The protocol as forkscale and 7.3 implement it.
+/// The protocol as forkscale and 7.3 implement it, but for the `favordynmods` flag's
+/// accesses, which 7.3 leaves plain ([`Protocol::favordynmods_marked`]).
 pub const CORRECT: Protocol = Protocol {
     kill_bump: true,
     migrate_bump: true,
@@ -125,6 +143,7 @@ pub const CORRECT: Protocol = Protocol {
     switch_on_excludes_forks: true,
     move_locks_its_threadgroup: true,
     kill_mutex_over_walk: true,
+    favordynmods_marked: true,
     into_takes_mutex: true,
     into_mutex_to_post_fork: true,
 };
@@ -201,6 +220,11 @@ fn task_name(task: usize) -> &'static str {
     }
 }
 
+/// What loom's report of an access to the `favordynmods` flag unordered with another is
+/// named. Only a move by pid reads the flag without a lock the switch-on holds.
+pub const FAVORDYNMODS_RACE: &str =
+    "a data race on favordynmods: a plain read unordered with the switch-on's plain write";
+
 /// The property a read of a css_set unordered with its free breaks, by css_set.
 const READ_AFTER_FREE: [&str; 2] = [
     "use after free of css_set A: an access unordered with its free",
@@ -222,8 +246,10 @@ struct World {
     threadgroup_rwsem: RwLock<()>,
     /// `signal->cgroup_threadgroup_rwsem` of the forking and of the other process.
     process_rwsem: [RwLock<()>; 2],
-    /// `cgroup_enable_per_threadgroup_rwsem`: `favordynmods`, false to true only.
+    /// `cgroup_enable_per_threadgroup_rwsem`: `favordynmods`, false to true only; marked
+    /// or plain ([`Protocol::favordynmods_marked`]), the other one unused.
     favordynmods: AtomicBool,
+    favordynmods_plain: UnsafeCell<bool>,
     seq: AtomicUsize,
     csets: [CssSet; 2],
     kill_seq: [AtomicUsize; 2],
@@ -290,6 +316,7 @@ impl World {
             threadgroup_rwsem: RwLock::new(()),
             process_rwsem: [RwLock::new(()), RwLock::new(())],
             favordynmods: AtomicBool::new(env == Env::PerThreadgroupRwsem),
+            favordynmods_plain: UnsafeCell::new(env == Env::PerThreadgroupRwsem),
             seq: AtomicUsize::new(0),
             csets: [
                 CssSet {
@@ -310,6 +337,29 @@ impl World {
             migrations: AtomicUsize::new(0),
             walked: AtomicBool::new(false),
         }
+    }
+
+    /// Reads the `favordynmods` flag, marked or plainly.
+    fn read_favordynmods(&self) -> bool {
+        if self.proto.favordynmods_marked {
+            return self.favordynmods.load(Ordering::Relaxed);
+        }
+        named_access(FAVORDYNMODS_RACE, || {
+            // SAFETY: loom checks that no write races with this read.
+            self.favordynmods_plain.with(|p| unsafe { *p })
+        })
+    }
+
+    /// Sets the `favordynmods` flag, marked or plainly.
+    fn write_favordynmods(&self) {
+        if self.proto.favordynmods_marked {
+            self.favordynmods.store(true, Ordering::Relaxed);
+            return;
+        }
+        named_access(FAVORDYNMODS_RACE, || {
+            // SAFETY: loom checks that no access races with this one.
+            self.favordynmods_plain.with_mut(|p| unsafe { *p = true })
+        })
     }
 
     fn write_begin(&self, bump: bool) {
@@ -424,7 +474,7 @@ impl World {
         let global = self.threadgroup_rwsem.read().unwrap();
         // Stable while the global read is held: the switch-on writes it under the
         // write side.
-        let per_threadgroup = self.favordynmods.load(Ordering::Relaxed);
+        let per_threadgroup = self.read_favordynmods();
         let process = per_threadgroup.then(|| self.process_rwsem[FORKER].read().unwrap());
         step(format!(
             "threadgroup_change_begin(): global rwsem{}",
@@ -673,7 +723,8 @@ impl World {
     /// write-lock, the moved process's or the global one.
     fn move_task(&self, task: usize) {
         let _mutex = self.cgroup_mutex.lock().unwrap();
-        let per_threadgroup = self.favordynmods.load(Ordering::Relaxed);
+        step("move: cgroup_mutex taken".to_string());
+        let per_threadgroup = self.read_favordynmods();
         let _write = if per_threadgroup {
             let process = if self.proto.move_locks_its_threadgroup {
                 task
@@ -716,7 +767,7 @@ impl World {
             .proto
             .switch_on_excludes_forks
             .then(|| self.threadgroup_rwsem.write().unwrap());
-        self.favordynmods.store(true, Ordering::Relaxed);
+        self.write_favordynmods();
         step("favordynmods on".to_string());
     }
 }

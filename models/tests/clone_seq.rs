@@ -4,6 +4,7 @@
 
 use forkscale_models::clone_seq::{
     check, check_clone_into, check_reader, last_trace, Env, Protocol, Reader, Writer, CORRECT,
+    FAVORDYNMODS_RACE,
 };
 use forkscale_models::failure_of;
 use std::path::Path;
@@ -161,11 +162,46 @@ fn pinned_read_is_correct_against_moves_under_the_threadgroup_rwsem() {
 fn every_read_is_correct_while_favordynmods_is_switched_on() {
     // A third thread turns the per-threadgroup mode on during the fork. A fork that read
     // the flag off holds only the global rwsem, which the switch-on waits for; a move
-    // reads the flag without that rwsem, and either value it reads excludes the fork.
+    // reads the flag without that rwsem, and either value it reads excludes the fork. The
+    // flag's accesses are marked (Relaxed), so that loom lets the move read either value
+    // where 7.3's plain read races the write (the next test): the race is harmless.
     for reader in READERS {
         for writer in [Writer::MoveForker, Writer::MoveOtherAndExit] {
             check_reader(reader, CORRECT, Env::SwitchOn, writer);
         }
+    }
+}
+
+#[test]
+fn favordynmods_as_7_3_accesses_it_is_a_data_race_of_a_move_and_the_switch_on() {
+    // 7.3 reads and writes cgroup_enable_per_threadgroup_rwsem plainly. A move by pid reads
+    // it under cgroup_mutex alone; the switch-on writes it under the global rwsem's write
+    // side alone: nothing orders the two, and loom reports the race. A fork reads it under
+    // the global rwsem's read side, ordered with the write: against a kill, with no move,
+    // there is no race, nor where the flag does not change.
+    let as_7_3 = Protocol {
+        favordynmods_marked: false,
+        ..CORRECT
+    };
+    for reader in READERS {
+        for writer in [Writer::MoveForker, Writer::MoveOtherAndExit] {
+            let why = failure_of(|| check_reader(reader, as_7_3, Env::SwitchOn, writer));
+            assert_property(&why, FAVORDYNMODS_RACE, (reader, writer));
+            // Loom's first race: the switch-on, then the move's read under cgroup_mutex.
+            let trace = last_trace();
+            assert_steps_in_order(
+                &trace,
+                &why,
+                &["favordynmods on", "move: cgroup_mutex taken"],
+            );
+            assert!(trace
+                .last()
+                .is_some_and(|s| s.ends_with("move: cgroup_mutex taken")));
+            for env in [Env::GlobalRwsem, Env::PerThreadgroupRwsem] {
+                check_reader(reader, as_7_3, env, writer);
+            }
+        }
+        check_reader(reader, as_7_3, Env::SwitchOn, Writer::Kill);
     }
 }
 
