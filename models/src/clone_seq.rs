@@ -50,13 +50,13 @@
 //!
 //! `cgroup.kill` is checked by its outcome: a fork that overlaps a kill either fails or
 //! leaves a child that is killed. The walk signals every member, the forking parent
-//! included if it is one, and `copy_process()` fails a fork whose parent has a fatal signal pending at
-//! its check between the read and `cgroup_post_fork()`. Two kills are modelled:
+//! included if it is one, and `copy_process()` fails a fork whose parent has a fatal signal
+//! pending at its check between the read and `cgroup_post_fork()`. Two kills are modelled:
 //! [`Writer::KillThenWalk`] is 7.3's `__cgroup_kill()`, which walks after the write
 //! section; [`Writer::Kill`] walks inside it, a kernel that would close the window the
-//! walk-after order leaves (see the tests). A `CLONE_INTO_CGROUP` child of a parent
-//! outside the killed cgroup may survive a kill only if the kill had finished before the
-//! fork read the target's `kill_seq`.
+//! walk-after order leaves (see the tests). A `CLONE_INTO_CGROUP` child of a parent outside
+//! the killed cgroup may survive a kill only if the kill's walk happens before the fork's
+//! read of the target's `kill_seq`.
 
 use crate::{name_the_race, named_access};
 use loom::cell::UnsafeCell;
@@ -225,10 +225,17 @@ fn task_name(task: usize) -> &'static str {
 pub const FAVORDYNMODS_RACE: &str =
     "a data race on favordynmods: a plain read unordered with the switch-on's plain write";
 
-/// The property a read of a css_set unordered with its free breaks, by css_set.
-const READ_AFTER_FREE: [&str; 2] = [
-    "use after free of css_set A: an access unordered with its free",
-    "use after free of css_set B: an access unordered with its free",
+/// What loom's report of a read of a css_set unordered with its free is named, by css_set.
+pub const READ_AFTER_FREE: [&str; 2] = [
+    "use after free of css_set A: a read unordered with its free",
+    "use after free of css_set B: a read unordered with its free",
+];
+
+/// What loom's report of the free of a css_set unordered with another access is named: that
+/// access is a read (a use after free) or another free.
+pub const UNORDERED_FREE: [&str; 2] = [
+    "use after free or double free of css_set A: its free unordered with another access",
+    "use after free or double free of css_set B: its free unordered with another access",
 ];
 
 struct CssSet {
@@ -432,7 +439,7 @@ impl World {
                 thread::yield_now();
             }
             step(format!("grace period over: css_set {} freed", name(cset)));
-            let freed_before = named_access(READ_AFTER_FREE[cset], || {
+            let freed_before = named_access(UNORDERED_FREE[cset], || {
                 self.csets[cset].dfl_cgrp.with_mut(|p| {
                     // SAFETY: loom checks that no access races with this one.
                     let cgrp = unsafe { &mut *p };
@@ -907,7 +914,8 @@ fn check_order(
                     );
                 } else {
                     panic!(
-                        "a child forked during cgroup.kill survived (read kill_seq {}, lockless {})",
+                        "a child forked during cgroup.kill survived (read kill_seq {}, \
+                         lockless {})",
                         snap.kill_seq, snap.lockless
                     );
                 }

@@ -36,9 +36,10 @@ const MODULE_OPS: usize = 1;
 /// A freed module's memory reads as this.
 const POISON: usize = usize::MAX;
 
-/// The properties of the model, by what breaks them.
-const UNORDERED_READ: &str = "a fork's read of what a move writes was unordered with the write";
-const MODULE_AFTER_FREE: &str = "a fork ran the module after it was freed";
+/// What loom's report of a race on the data a move writes is named.
+pub const UNORDERED_READ: &str = "a fork's read of what a move writes was unordered with the write";
+/// What a fork that runs a freed module breaks, loom's report of the race included.
+pub const MODULE_AFTER_FREE: &str = "a fork ran the module after it was freed";
 
 /// What the model may get wrong on purpose: each field off is one mutant.
 #[derive(Clone, Copy, Debug)]

@@ -2,11 +2,10 @@
 //! Switching the clone read at run time is safe in every interleaving loom explores,
 //! and each step of the protocol is needed: without it the checker finds the failure.
 
-use forkscale_models::clone_switch::{check, Protocol, Switch, CORRECT};
+use forkscale_models::clone_switch::{
+    check, Protocol, Switch, CORRECT, MODULE_AFTER_FREE, UNORDERED_READ,
+};
 use forkscale_models::failure_of;
-
-/// What loom's report of a race on the data a move writes is named.
-const UNORDERED_READ: &str = "a fork's read of what a move writes was unordered with the write";
 
 const ALL: [Switch; 4] = [
     Switch::RwlockOn,
@@ -46,10 +45,7 @@ fn mutant_without_grace_period_after_switch() {
     assert!(why.contains(UNORDERED_READ), "{why}");
     // A fork still inside the module's read when its memory is freed.
     let why = failure_of(|| check(mutant, Switch::ModuleUnregister));
-    assert!(
-        why.contains("a fork ran the module after it was freed"),
-        "{why}"
-    );
+    assert!(why.contains(MODULE_AFTER_FREE), "{why}");
 }
 
 #[test]
