@@ -4,6 +4,8 @@
 
     report.py <raw.txt> <results.json> <results-dir>
     report.py --summary <bench.json>     (plain text, for the cover letter)
+    report.py --render <results-dir>     (results.md again from results/bench.json, when
+                                          only the report's wording or verdicts changed)
 
 raw.txt holds "meta key=value" lines and the guests' "bench ..." lines (see
 qemu/guest/run-bench and selftests/forkscale/bench/bench.h). Throughput comes
@@ -252,7 +254,9 @@ def targets(summary, smp, accel="?", pathlen=None):
         lines.append(f"- migration ping-pong cost ratio ≤ 1.05 (time per migration against stock): "
                      f"{wall_clock_verdict(met, accel)}: worst is "
                      f"{w['variant']} at {cost:.3f} (its min–max range "
-                     f"{'overlaps' if overlap(w, mig_stock) else 'does not overlap'} stock's).")
+                     f"{'overlaps' if overlap(w, mig_stock) else 'does not overlap'} stock's; "
+                     f"a migration's time includes its waits for RCU grace periods, see "
+                     f"[`pathlen.md`](pathlen.md)).")
         by_path = path_length_verdict(pathlen, "migrate_pingpong", VARIANTS[1:], 0.05, accel)
         if by_path:
             lines.append(by_path)
@@ -432,6 +436,8 @@ def write_markdown(summary, path, plots, plotdir):
          f"| date | {m.get('date', '?')} |",
          f"| base | {m.get('base', '?').replace('_', ' ')} |",
          f"| forkscale commit | `{m.get('commit', '?')}` |",
+         *([f"| report | rendered again at `{m['rendered']}` from the same figures "
+            "(`report.py --render`) |"] if m.get("rendered") else []),
          f"| accelerator | {accel.upper()}{' (multi-threaded TCG)' if accel == 'tcg' and m.get('tcg_thread') == 'multi' else ''}, QEMU {m.get('qemu', '?')} |",
          f"| host | {m.get('host_cpus', '?')} CPUs, {m.get('host_cpu', '?').replace('_', ' ')} |",
          f"| vCPUs | {', '.join(map(str, smps))} |",
@@ -648,6 +654,19 @@ def main():
         if not os.path.exists(sys.argv[2]):
             sys.exit(1)
         cover_summary(sys.argv[2])
+        return
+    if len(sys.argv) == 3 and sys.argv[1] == "--render":
+        docdir = sys.argv[2]
+        plotdir = os.path.join(docdir, "results")
+        with open(os.path.join(plotdir, "bench.json")) as f:
+            summary = json.load(f)
+        # said in results.md only: bench.json stays the run's own
+        summary["meta"]["rendered"] = os.popen("git rev-parse --short=12 HEAD").read().strip() or "?"
+        # the same figures: the plots are drawn again from them, not measured again
+        plots = write_plots(summary, plotdir)
+        write_markdown(summary, os.path.join(docdir, "results.md"), plots, "results")
+        print(f"report: rendered {os.path.join(docdir, 'results.md')} again from the run of "
+              f"{summary['meta'].get('date', '?')}")
         return
     if len(sys.argv) != 4:
         sys.exit(__doc__)
