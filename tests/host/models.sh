@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The loom models of the clone-seq protocol and of deferred pid freeing, with their
 # mutants (models/): one TAP line per model test, against the committed list
-# models/tests.txt. A failed check's interleaving (models/tests/clone_seq.rs writes
-# those its tests are about) is printed as diagnostics. Offline: scripts/deps.sh
-# fetched the locked crates.
+# models/tests.txt, whose check comes last (with its diagnostics). A failed check's
+# interleaving (models/tests/clone_seq.rs writes those its tests are about) is printed
+# as diagnostics before it. Offline: scripts/deps.sh fetched the locked crates.
 #   models.sh <workdir>
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,6 +26,11 @@ if [ $rc -ne 0 ] || ! grep -q '^test .* ok$' "$work/cargo-test.log"; then
 	echo "not ok host: models build and pass (cargo test exit status $rc)"
 	grep -E 'error|panicked' "$work/cargo-test.log" | head -n 20 | sed 's/^/# /'
 fi
+for t in "$work"/traces/*.txt; do
+	[ -e "$t" ] || continue
+	echo "# model trace $(basename "$t" .txt):"
+	sed 's/^/#   /' "$t"
+done
 ran=$(results | sed 's/^[^ ]* //' | sort)
 listed=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/models/tests.txt" | sort)
 missing=$(comm -23 <(echo "$listed") <(echo "$ran" | uniq))
@@ -39,8 +44,3 @@ else
 	echo "$extra" | sed -n 's/./# not listed: &/p'
 	echo "$twice" | sed -n 's/./# in two test files (the list cannot tell them apart): &/p'
 fi
-for t in "$work"/traces/*.txt; do
-	[ -e "$t" ] || continue
-	echo "# model trace $(basename "$t" .txt):"
-	sed 's/^/#   /' "$t"
-done
