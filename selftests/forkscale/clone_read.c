@@ -40,23 +40,44 @@
 #define CG_B "forkscale_cr_b"
 #define CG_C "forkscale_cr_c"
 
-/*
- * Spawns a task that moves @pid between A and B until killed. With @moves, it
- * makes *@moves odd while each move runs, and pauses after two moves of every
- * four (one into A, one into B): a task that sees the same even value before
- * and after a fork knows no move of it overlapped the fork, and the gaps make
- * that happen often, in both cgroups. The pause is 20 ms, or
- * FORKSCALE_MIGRATE_PAUSE_MS: under multi-threaded TCG a fork runs in parallel
- * with the moves and rarely fits 20 ms.
- */
-static pid_t start_migrator(pid_t pid, _Atomic unsigned long *moves)
+static long long now_us(void)
 {
-	int pause_ms = env_int("FORKSCALE_MIGRATE_PAUSE_MS", 20);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+/*
+ * What P's migrator and P share: @moves is odd while a move of P runs;
+ * @window_us is how long P's latest fork window took, and @pause_ms the
+ * longest pause the migrator has taken.
+ */
+struct migrator_pace {
+	_Atomic unsigned long moves;
+	_Atomic unsigned long window_us;
+	_Atomic unsigned long pause_ms;
+};
+
+/*
+ * Spawns a task that moves @pid between A and B until killed. With @pace, it
+ * makes pace->moves odd while each move runs, and pauses after two moves of
+ * every four (one into A, one into B): a task that sees the same even value
+ * before and after a fork knows no move of it overlapped the fork, and the
+ * gaps make that happen often, in both cgroups. The pause is 20 ms, or
+ * FORKSCALE_MIGRATE_PAUSE_MS (under multi-threaded TCG a fork runs in
+ * parallel with the moves and rarely fits 20 ms), and at least twice P's
+ * latest fork window: on a loaded host a TCG guest's forks take longer in
+ * guest time, and a fixed pause then rarely holds a whole window.
+ */
+static pid_t start_migrator(pid_t pid, struct migrator_pace *pace)
+{
+	unsigned long pause_ms = env_int("FORKSCALE_MIGRATE_PAUSE_MS", 20), ms;
 	pid_t m;
 	unsigned long i;
 
 	if (pause_ms < 1 || pause_ms > 900) {
-		fprintf(stderr, "# FORKSCALE_MIGRATE_PAUSE_MS=%d is not in 1..900: 20 ms\n",
+		fprintf(stderr, "# FORKSCALE_MIGRATE_PAUSE_MS=%lu is not in 1..900: 20 ms\n",
 			pause_ms);
 		pause_ms = 20;
 	}
@@ -64,14 +85,19 @@ static pid_t start_migrator(pid_t pid, _Atomic unsigned long *moves)
 	if (m)
 		return m;
 	for (i = 0;; i++) {
-		if (moves)
-			atomic_fetch_add(moves, 1);
+		if (pace)
+			atomic_fetch_add(&pace->moves, 1);
 		move_pid(i % 2 ? CG_A : CG_B, pid);
-		if (moves) {
-			atomic_fetch_add(moves, 1);
-			if (i % 4 >= 2)
-				usleep(1000 * pause_ms);
-		}
+		if (!pace)
+			continue;
+		atomic_fetch_add(&pace->moves, 1);
+		if (i % 4 < 2)
+			continue;
+		ms = 2 * atomic_load(&pace->window_us) / 1000 + 1;
+		ms = ms < pause_ms ? pause_ms : ms > 900 ? 900 : ms;
+		if (ms > atomic_load(&pace->pause_ms))
+			atomic_store(&pace->pause_ms, ms);
+		usleep(1000 * ms);
 	}
 }
 
@@ -209,7 +235,7 @@ static void impl_was_used(struct __test_metadata *_metadata, const char *impl)
 
 /* What the parent P of children_start_in_a_cgroup_of_the_parent counts. */
 struct placement {
-	_Atomic unsigned long moves;	/* odd while P's migrator moves it */
+	struct migrator_pace pace;	/* shared with P's migrator */
 	int exact;			/* children started while P stayed put */
 	int exact_in_b;			/* ... in B, where P started only after a move */
 	int elsewhere;			/* ... that started in another cgroup */
@@ -275,10 +301,11 @@ TEST_F_TIMEOUT(clone_read, children_start_in_a_cgroup_of_the_parent, 300)
 		if (read(go[0], &c, 1) != 1)
 			_exit(1);
 		for (i = 0; i < CHILDREN; i++) {
-			unsigned long moves = atomic_load(&pl->moves);
+			unsigned long moves = atomic_load(&pl->pace.moves);
 			char mine = cgroup_letter("/proc/self/cgroup");
+			long long t = now_us(), fork_us;
 			int status;
-			pthread_t t;
+			pthread_t th;
 			pid_t k = fork();
 			/*
 			 * The child is linked into its cgroup before fork()
@@ -286,8 +313,9 @@ TEST_F_TIMEOUT(clone_read, children_start_in_a_cgroup_of_the_parent, 300)
 			 * ends here, not after the wait (which took longer
 			 * than the migrator's pauses in one run).
 			 */
-			unsigned long after = atomic_load(&pl->moves);
+			unsigned long after = atomic_load(&pl->pace.moves);
 
+			fork_us = now_us() - t;
 			if (k == 0) {
 				c = cgroup_letter("/proc/self/cgroup");
 				_exit(write(fds[1], &c, 1) == 1 ? c : 1);
@@ -295,20 +323,23 @@ TEST_F_TIMEOUT(clone_read, children_start_in_a_cgroup_of_the_parent, 300)
 			if (k > 0 && waitpid(k, &status, 0) == k && WIFEXITED(status))
 				placed(pl, moves, after, mine, WEXITSTATUS(status));
 
-			moves = atomic_load(&pl->moves);
+			moves = atomic_load(&pl->pace.moves);
 			mine = cgroup_letter("/proc/self/cgroup");
-			if (!pthread_create(&t, NULL, thread_report, &r)) {
-				pthread_join(t, NULL);
+			t = now_us();
+			if (!pthread_create(&th, NULL, thread_report, &r)) {
+				pthread_join(th, NULL);
 				/* a thread moves with P: its window ends once it has read */
-				placed(pl, moves, atomic_load(&pl->moves), mine, r.cgroup);
+				placed(pl, moves, atomic_load(&pl->pace.moves), mine, r.cgroup);
 			}
+			t = now_us() - t;
+			atomic_store(&pl->pace.window_us, t > fork_us ? t : fork_us);
 		}
 		_exit(0);
 	}
 	close(fds[1]);
 	close(go[0]);
 	ASSERT_EQ(0, move_pid(CG_A, p));
-	mig_p = start_migrator(p, &pl->moves);
+	mig_p = start_migrator(p, &pl->pace);
 	sleeper = start_sleeper();
 	mig_s = start_migrator(sleeper, NULL);
 	ASSERT_EQ(1, write(go[1], "g", 1));
@@ -336,9 +367,9 @@ TEST_F_TIMEOUT(clone_read, children_start_in_a_cgroup_of_the_parent, 300)
 	EXPECT_EQ(0, pl->elsewhere);
 	impl_was_used(_metadata, variant->impl);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	TH_LOG("%s: %d children in A or B in %.1f s, %d of them (%d in B) started while the parent stayed put; %s",
+	TH_LOG("%s: %d children in A or B in %.1f s, %d of them (%d in B) started while the parent stayed put (pauses up to %lu ms); %s",
 	       variant->impl, in_ab, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
-	       pl->exact, pl->exact_in_b, stats_line());
+	       pl->exact, pl->exact_in_b, atomic_load(&pl->pace.pause_ms), stats_line());
 	munmap(pl, sizeof(*pl));
 }
 
