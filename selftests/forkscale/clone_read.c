@@ -50,8 +50,9 @@ static long long now_us(void)
 
 /*
  * What P's migrator and P share: @moves is odd while a move of P runs;
- * @window_us is how long P's latest fork window took, and @pause_ms the
- * longest pause the migrator has taken.
+ * @window_us is the longer of P's latest fork and thread windows (from its
+ * read of @moves to its next), and @pause_ms the longest pause the
+ * migrator has taken.
  */
 struct migrator_pace {
 	_Atomic unsigned long moves;
@@ -67,18 +68,18 @@ struct migrator_pace {
  * gaps make that happen often, in both cgroups. The pause is 20 ms, or
  * FORKSCALE_MIGRATE_PAUSE_MS (under multi-threaded TCG a fork runs in
  * parallel with the moves and rarely fits 20 ms), and at least twice P's
- * latest fork window: on a loaded host a TCG guest's forks take longer in
+ * latest window: on a loaded host a TCG guest's forks take longer in
  * guest time, and a fixed pause then rarely holds a whole window.
  */
 static pid_t start_migrator(pid_t pid, struct migrator_pace *pace)
 {
-	unsigned long pause_ms = env_int("FORKSCALE_MIGRATE_PAUSE_MS", 20), ms;
+	int env_ms = env_int("FORKSCALE_MIGRATE_PAUSE_MS", 20);
+	unsigned long pause_ms = env_ms, ms, i;
 	pid_t m;
-	unsigned long i;
 
-	if (pause_ms < 1 || pause_ms > 900) {
-		fprintf(stderr, "# FORKSCALE_MIGRATE_PAUSE_MS=%lu is not in 1..900: 20 ms\n",
-			pause_ms);
+	if (env_ms < 1 || env_ms > 900) {
+		fprintf(stderr, "# FORKSCALE_MIGRATE_PAUSE_MS=%d is not in 1..900: 20 ms\n",
+			env_ms);
 		pause_ms = 20;
 	}
 	m = fork();
@@ -301,9 +302,9 @@ TEST_F_TIMEOUT(clone_read, children_start_in_a_cgroup_of_the_parent, 300)
 		if (read(go[0], &c, 1) != 1)
 			_exit(1);
 		for (i = 0; i < CHILDREN; i++) {
+			long long t = now_us(), fork_us;
 			unsigned long moves = atomic_load(&pl->pace.moves);
 			char mine = cgroup_letter("/proc/self/cgroup");
-			long long t = now_us(), fork_us;
 			int status;
 			pthread_t th;
 			pid_t k = fork();
@@ -323,9 +324,9 @@ TEST_F_TIMEOUT(clone_read, children_start_in_a_cgroup_of_the_parent, 300)
 			if (k > 0 && waitpid(k, &status, 0) == k && WIFEXITED(status))
 				placed(pl, moves, after, mine, WEXITSTATUS(status));
 
+			t = now_us();
 			moves = atomic_load(&pl->pace.moves);
 			mine = cgroup_letter("/proc/self/cgroup");
-			t = now_us();
 			if (!pthread_create(&th, NULL, thread_report, &r)) {
 				pthread_join(th, NULL);
 				/* a thread moves with P: its window ends once it has read */
