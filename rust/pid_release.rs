@@ -133,11 +133,31 @@ impl Batcher {
     }
 }
 
+/// Broken twin for `make check` (tests/twins.txt): loses one released pid in 8, uncounted, so
+/// its number stays allocated for good. Pids that a dying namespace's reaper waits for are
+/// spared; any other namespace that died later would wait for its lost pids forever, so the
+/// twin runs only under a test that makes no pid namespace.
+#[cfg(forkscale_twin_pid_leak)]
+fn leak_some(mut pids: Released) -> Released {
+    use kernel::sync::atomic::{Atomic, Relaxed};
+    static SEEN: Atomic<u32> = Atomic::new(0);
+    for slot in pids.iter_mut() {
+        if slot.as_ref().is_some_and(|pid| !pid.must_free_now())
+            && SEEN.fetch_add(1, Relaxed) % 8 == 0
+        {
+            core::mem::forget(slot.take());
+        }
+    }
+    pids
+}
+
 #[vtable]
 impl PidRelease for Batcher {
     const NAME: &'static CStr = c"forkscale";
 
     fn release(&self, pids: Released) {
+        #[cfg(forkscale_twin_pid_leak)]
+        let pids = leak_some(pids);
         let n = pids.iter().flatten().count() as u64;
         STATS.add(QUEUED, n);
         LIFETIME.add(0, n);

@@ -412,11 +412,15 @@ TEST_F_TIMEOUT(soak, everything_at_once, 7200)
  * The storm runs in a cgroup of its own, whose css_set must be freed once it
  * ends: a reference that a failed fork's clean-up or a successful fork
  * leaked would keep it, and check_baselines() would find one css_set more.
+ * The storm also runs under pid_max = TEST_PID_MAX, so its pids cycle through
+ * the numbers check_baselines() counts: a pid that the batcher lost, or that
+ * a failed fork never gave back, lowers the capacity.
  */
 TEST_F_TIMEOUT(soak, fault_injection_on_fork, 1200)
 {
 	int secs = env_int("FORKSCALE_FAULT_SECS", 20);
 	static const char *const kinds[] = { "failslab", "fail_page_alloc" };
+	char pid_max[32];
 	unsigned int k;
 	pid_t storm;
 
@@ -438,6 +442,8 @@ TEST_F_TIMEOUT(soak, fault_injection_on_fork, 1200)
 		snprintf(path, sizeof(path), FAULT "%s/probability", kinds[k]);
 		ASSERT_EQ(0, write_str(path, "1"));
 	}
+	ASSERT_EQ(0, read_file(PID_MAX, pid_max, sizeof(pid_max)));
+	ASSERT_EQ(0, write_str(PID_MAX, TEST_PID_MAX));
 	storm = fork();
 	if (storm == 0) {
 		if (move_pid("forkscale_soak_a", getpid()) ||
@@ -454,6 +460,7 @@ TEST_F_TIMEOUT(soak, fault_injection_on_fork, 1200)
 	reap_all();
 	write_str(FAULT "failslab/probability", "0");
 	write_str(FAULT "fail_page_alloc/probability", "0");
+	EXPECT_EQ(0, write_str(PID_MAX, pid_max));
 	EXPECT_EQ(0, unload_module());
 
 	TH_LOG("forks %llu, failed with EAGAIN/ENOMEM %llu, other errno %d",
