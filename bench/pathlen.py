@@ -106,6 +106,11 @@ def spread(xs):
     return (max(xs) - min(xs)) / 2 / med if med else 0.0
 
 
+def spread_cell(x):
+    """A spread for a table: none from a single repetition."""
+    return "–" if x is None else f"{x * 100:.0f} %"
+
+
 def summarise(per_op):
     out = {}
     for (v, w), xs in per_op.items():
@@ -142,7 +147,9 @@ def summarise_holds(holds, summary):
             hold = statistics.median(xs["hold"])
             locks[f"{lock}/{mode}"] = {
                 "acquisitions": statistics.median(xs["acq"]), "hold": hold,
-                "hold_spread": spread(xs["hold"]), "reps": len(xs["hold"]),
+                # One boot (QUICK=1) has no spread to show: it measures no repeatability.
+                "hold_spread": spread(xs["hold"]) if len(xs["hold"]) > 1 else None,
+                "reps": len(xs["hold"]),
                 "share": hold / path,
                 "scaled": hold * perf / path if perf else None,
             }
@@ -293,8 +300,7 @@ def verdict(checked, budgets):
                    + ("" if pub == prj else " (disagrees)"))
     holds = [f for v, rec in budgets.get(SEED["workload"], {}).items()
              for n, f in rec["locks"].items() if n == "pidmap_lock/W"]
-    # One boot per lockstat kernel (QUICK=1) has no spread: it measures no repeatability.
-    if holds and min(f["reps"] for f in holds) >= 2:
+    if holds and all(f["hold_spread"] is not None for f in holds):
         out.append(f"pidmap_lock's hold in {SEED['workload']} repeats within "
                    f"±{max(f['hold_spread'] for f in holds) * 100:.0f} %")
     elif holds:
@@ -389,7 +395,7 @@ def markdown(meta, summary, budgets, proj, checked, plots):
             "lockstat kernel's own path length. A lock held for a share *h* of every operation "
             "caps the whole machine at 1/*h* CPUs' worth of operations, however many CPUs it has. "
             "`/W` is an exclusive hold (a spinlock, or an rwlock's write side), `/R` an rwlock's "
-            "read side.",
+            "read side. A spread of – is from one boot, which measures none.",
             "",
             "lock_stat's bookkeeping runs inside the critical sections too, so the holds are "
             "inflated; the projection below scales them by the perf path length over the lockstat "
@@ -414,7 +420,7 @@ def markdown(meta, summary, budgets, proj, checked, plots):
                 for n in names:
                     f = rec["locks"].get(n)
                     cells.append("–" if not f or not f["acquisitions"] else
-                                 f"{f['acquisitions']:.2f} / {f['hold']:.0f} ± {f['hold_spread'] * 100:.0f} % / "
+                                 f"{f['acquisitions']:.2f} / {f['hold']:.0f} ± {spread_cell(f['hold_spread'])} / "
                                  f"{f['share'] * 100:.2f} %")
                 lines.append(f"| {v} | {rec['path_lockstat']:.0f} | " + " | ".join(cells) + " |")
             lines.append("")
