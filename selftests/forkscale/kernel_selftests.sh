@@ -107,7 +107,8 @@ cgroup_suites="cgroup/test_core cgroup/test_kill cgroup/test_freezer cgroup/test
 pid_suites="clone3/clone3 clone3/clone3_set_tid clone3/clone3_clear_sighand
 	pidfd/pidfd_test pidfd/pidfd_open_test pidfd/pidfd_poll_test pidfd/pidfd_wait
 	pidfd/pidfd_getfd_test pidfd/pidfd_setns_test pidfd/pidfd_fdinfo_test
-	pid_namespace/regression_enomem"
+	pidfd/pidfd_info_test pidfd/pidfd_file_handle_test pidfd/pidfd_autoreap_test
+	pid_namespace/regression_enomem pid_namespace/pid_max"
 
 # test_kill's forkbomb forks until cgroup.kill catches up; a lower pid_max
 # bounds it on the small guest, for every implementation alike.
@@ -180,6 +181,13 @@ run_suites module $cgroup_suites
 run_suites module $pid_suites
 rmmod forkscale
 result $? "unloaded the module after its run"
+# With the default 10 ms delay the pid suites rarely meet a queued pid; with
+# 1 s, every pid a suite reaps waits in a batch while it goes on.
+insmod $ko pid_batch=64 pid_max_delay_ms=1000
+result $? "loaded the module with pid_max_delay_ms=1000"
+run_suites module_delay $pid_suites
+rmmod forkscale
+result $? "unloaded the module after its delayed run"
 
 # favordynmods: moves then take current's per-threadgroup rwsem instead of the
 # global one, which the pinned read must rely on as well. Once on, the kernel
@@ -216,4 +224,5 @@ for impl in pinned seqcount rwlock module; do
 done
 compare locked_favordynmods pinned_favordynmods $cgroup_suites
 compare builtin module $pid_suites
+compare builtin module_delay $pid_suites
 echo "1..$n"

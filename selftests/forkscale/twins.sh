@@ -3,14 +3,14 @@
 # Broken twins (tests/twins.txt). A module twin is forkscale.ko built with one
 # defect on purpose; a kernel twin ("kernel:<defect>") is a defect of the
 # kernel's own code that the series' kernel (patch 15) switches on in
-# /sys/kernel/debug/cgroup_clone_twin/defect. With the twin in place, the test
+# /sys/kernel/debug/cgroup_clone_twin/defect, or, named "kernel:<dir>/<defect>",
+# in /sys/kernel/debug/<dir>/defect (patch 16's pid_release/defect). With the twin in place, the test
 # named for it must fail, with a line of output matching the twin's pattern; a
 # test that passes with its twin in place cannot catch what it is named after.
 # Runs in a guest boot of its own (tests/check.sh): a twin may leave leaked
 # css_sets behind.
 list=/forkscale/twins.txt
 ko=/lib/modules/forkscale.ko
-knob=/sys/kernel/debug/cgroup_clone_twin/defect
 out=/tmp/twin.out
 
 # Runs <test> with the twin <name> in place; logs its output to the console,
@@ -47,7 +47,10 @@ module_twin() { # <name> <test>
 }
 
 # Switches the kernel's defect <defect> on, runs <test> and switches it off.
-kernel_twin() { # <defect> <test>
+kernel_twin() { # <[dir/]defect> <test>
+	knob=/sys/kernel/debug/cgroup_clone_twin/defect
+	case $1 in */*) knob=/sys/kernel/debug/${1%/*}/defect ;; esac
+	set -- "${1#*/}" "$2"
 	rmmod forkscale 2>/dev/null
 	[ ! -d /sys/module/forkscale ] || { echo "forkscale is loaded and does not unload"; return; }
 	if ! { echo "$1" > $knob; } 2>/dev/null || [ "$(cat $knob)" != "$1" ]; then
@@ -60,7 +63,8 @@ kernel_twin() { # <defect> <test>
 	[ "$(cat $knob)" = none ] || echo "the defect is still on after its test"
 }
 
-twins=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' $list)
+# FORKSCALE_TWINS=<ERE> runs only the lines it matches (development runs).
+twins=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' $list | grep -E "${FORKSCALE_TWINS:-.}")
 echo "TAP version 13"
 echo "1..$(echo "$twins" | grep -c .)"
 n=0
