@@ -19,7 +19,8 @@ import sys
 import textwrap
 from collections import defaultdict
 
-VARIANTS = ["stock", "locked", "pinned", "seqcount", "rwlock", "module", "module_nobatch"]
+VARIANTS = ["stock", "locked", "pinned", "seqcount", "rwlock", "module", "module_nobatch",
+            "module_findable"]
 VARIANT_TEXT = {
     "stock": "stock 7.3 (Debian linux-source-7.3), no series",
     "locked": "series, built-in locked read",
@@ -28,6 +29,8 @@ VARIANT_TEXT = {
     "rwlock": "series, built-in rwlock read",
     "module": "series + module (clone read and pid batching)",
     "module_nobatch": "series + module, pid_batch=0",
+    "module_findable": "series + module, released pids left unmarked (the design before "
+                       "the released mark; patch 16's defect)",
 }
 WORKLOADS = ["threadspawn", "forkexit", "clone_processes", "pgrp_exit", "migrate_pingpong"]
 WORKLOAD_TEXT = {
@@ -42,6 +45,7 @@ LOCKS = ["css_set_lock", "tasklist_lock", "pidmap_lock", "css_set_clone_lock"]
 COLORS = {
     "stock": "#444444", "locked": "#1f77b4", "pinned": "#17becf", "seqcount": "#2ca02c",
     "rwlock": "#ff7f0e", "module": "#d62728", "module_nobatch": "#9467bd",
+    "module_findable": "#8c564b",
 }
 
 
