@@ -10,6 +10,8 @@
 # run), REPS, LOCK_REPS, SECS, MIGRATIONS override the mode's defaults;
 # RESULTS (where the report goes, default Documentation/); VARIANTS (the series'
 # variants to run, default all) and WORKLOADS (default all), comma lists;
+# KERNELS=series boots the series alone, to compare two of its variants (stock
+# is booted by default);
 # PREBUILT=<dir>: boot the kernels and initramfs images in <dir>, named
 # <flavour>-stock.bzImage, <flavour>-series.bzImage and <flavour>.initramfs.cpio.gz,
 # instead of the cached builds (a host with QEMU but no toolchain; usage.rst).
@@ -37,6 +39,8 @@ fi
 series_variants=${VARIANTS:-locked,pinned,seqcount,rwlock,module,module_nobatch}
 workloads=${WORKLOADS:-threadspawn,forkexit,clone_processes,pgrp_exit,migrate_pingpong}
 results=${RESULTS:-$top/Documentation}
+kernels=${KERNELS:-stock series}
+case $kernels in "stock series" | series) ;; *) echo "bench: error: KERNELS must be series or unset" >&2; exit 1 ;; esac
 
 die() { echo "bench: error: $*" >&2; exit 1; }
 
@@ -66,7 +70,7 @@ initrd_of() { # <flavour>
 flavours=perf
 [ "$lock_reps" = 0 ] || flavours="perf $lock_flavour"
 for flavour in $flavours; do
-	for k in stock series; do
+	for k in $kernels; do
 		[ -f "$(kernel_of $flavour $k)" ] || die "no $k $flavour kernel at $(kernel_of $flavour $k) (make bench builds it)"
 	done
 	[ -f "$(initrd_of $flavour)" ] || die "no $flavour initramfs at $(initrd_of $flavour) (make bench builds it)"
@@ -78,10 +82,11 @@ for smp in $smp_list; do
 	for rep in $(seq 1 "$reps"); do
 		# Alternate which kernel boots first, so neither always runs on a cold host.
 		if [ $((rep % 2)) = 1 ]; then order="stock series"; else order="series stock"; fi
+		[ "$kernels" = series ] && order=series
 		for k in $order; do plan+=("$smp perf $k $rep"); done
 	done
 	for rep in $(seq 1 "$lock_reps"); do
-		for k in stock series; do plan+=("$smp $lock_flavour $k $rep"); done
+		for k in $kernels; do plan+=("$smp $lock_flavour $k $rep"); done
 	done
 done
 
@@ -108,6 +113,7 @@ raw=$out/raw.txt
 	echo "meta quick=${QUICK:-0} reps=$reps lock_reps=$lock_reps secs=$secs migrations=$migrations"
 	echo "meta lock_flavour=$lock_flavour variants=$series_variants workloads=$workloads"
 	echo "meta smp=$(echo $smp_list | tr ' ' ,)"
+	echo "meta kernels=$(echo $kernels | tr ' ' ,)"
 } > "$raw"
 
 echo "bench: ${#plan[@]} boots under $accel (host: $(nproc) CPUs); log in $out"
