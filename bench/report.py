@@ -29,8 +29,9 @@ VARIANT_TEXT = {
     "rwlock": "series, built-in rwlock read",
     "module": "series + module (clone read and pid batching)",
     "module_nobatch": "series + module, pid_batch=0",
-    "module_findable": "series + module, released pids left unmarked (the design before "
-                       "the released mark; patch 16's defect)",
+    "module_findable": "series + module, released pids left unmarked (patch 16's defect: "
+                       "the design before the mark, less the lookup-side check and the "
+                       "static branch, which remain)",
 }
 WORKLOADS = ["threadspawn", "forkexit", "clone_processes", "pgrp_exit", "migrate_pingpong"]
 WORKLOAD_TEXT = {

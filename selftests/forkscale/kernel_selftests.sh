@@ -184,7 +184,8 @@ run_suites module $pid_suites
 rmmod forkscale
 result $? "unloaded the module after its run"
 # With the default 10 ms delay the pid suites rarely meet a queued pid; with
-# 1 s, every pid a suite reaps waits in a batch while it goes on.
+# 1 s, a reaped pid waits up to a second (less if its queue fills, or the
+# timer was armed earlier) while the suite goes on.
 insmod $ko pid_batch=64 pid_max_delay_ms=1000
 result $? "loaded the module with pid_max_delay_ms=1000"
 run_suites module_delay $pid_suites

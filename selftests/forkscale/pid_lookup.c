@@ -131,21 +131,41 @@ static void setup_failed(const char *what, const char *step)
 	failures++;
 }
 
-/*
- * Pids the module holds in batches right now ("pending:" of the stats file), as
- * a "#" line that no comparison reads: it shows whether the lookups below met
- * a queued pid at all.
- */
-static void show_pending(const char *what)
+/* The module's counters, from its stats file; all -1 without the module. */
+struct queue_snapshot {
+	long long queued, freed;
+};
+
+static struct queue_snapshot snapshot(void)
 {
+	struct queue_snapshot q = { -1, -1 };
 	char line[128];
 	FILE *f = fopen("/sys/kernel/debug/pid_release/stats", "r");
 
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "pending: ", 9))
-			printf("# %s: %s", what, line);
+	while (f && fgets(line, sizeof(line), f)) {
+		sscanf(line, "queued: %lld", &q.queued);
+		sscanf(line, "freed: %lld", &q.freed);
+	}
 	if (f)
 		fclose(f);
+	return q;
+}
+
+/*
+ * Whether the case's pid waited in a batch throughout its lookups, as a "#"
+ * line that no comparison reads (pid_lookup.sh checks it for one setting):
+ * @before was taken before the case's task was reaped. If pids were handed to
+ * the module since, and none was freed, the case's pid is still queued.
+ */
+static void report_queued(const char *what, struct queue_snapshot before)
+{
+	struct queue_snapshot after = snapshot();
+
+	if (before.queued < 0 || after.queued < 0)
+		return;
+	printf("# %s: its pid stayed queued: %s (queued +%lld, freed +%lld)\n", what,
+	       after.queued > before.queued && after.freed == before.freed ? "yes" : "no",
+	       after.queued - before.queued, after.freed - before.freed);
 }
 
 /* Is @pid a directory name in this /proc (readdir goes through find_ge_pid())? */
@@ -234,7 +254,7 @@ static void scm_lookup(const char *what, pid_t pid)
 }
 
 /* Every lookup of @pid as a process, a thread of @tgid, a group and a session. */
-static void lookups(const char *what, pid_t pid, pid_t tgid)
+static void lookups(const char *what, pid_t pid, pid_t tgid, struct queue_snapshot before)
 {
 	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID };
 	struct __user_cap_header {
@@ -252,7 +272,6 @@ static void lookups(const char *what, pid_t pid, pid_t tgid)
 	timer_t timer;
 	int fd;
 
-	show_pending(what);
 	show(what, "kill", kill(pid, 0));
 	show(what, "kill_pgrp", kill(-pid, 0));
 	show(what, "tgkill", syscall(SYS_tgkill, tgid, pid, 0));
@@ -310,7 +329,7 @@ static void lookups(const char *what, pid_t pid, pid_t tgid)
 	}
 	owner_lookups(what, pid);
 	scm_lookup(what, pid);
-	show_pending(what);
+	report_queued(what, before);
 }
 
 /*
@@ -364,6 +383,7 @@ static void tty_lookup(const char *what, pid_t pgrp)
 	if (p == 0) {
 		int m, s;
 
+		failures = 0;	/* this child's own, counted by the parent */
 		setsid();
 		m = posix_openpt(O_RDWR | O_NOCTTY);
 		if (m < 0 || grantpt(m) || unlockpt(m))
@@ -425,10 +445,13 @@ static void handle_lookup(void)
 /*
  * A reaped child of a nested pid namespace's init, looked up by its number
  * inside the namespace and by its number outside, while the namespace is
- * still alive (its teardown would free every queued pid of it at once).
+ * still alive (its teardown would free every queued pid of it at once). Each
+ * side closes the pipe ends it does not use, so that one that fails makes the
+ * other's read return rather than wait.
  */
 static void nested_lookups(void)
 {
+	struct queue_snapshot outer_before = snapshot();
 	int outer[2], ready[2], done[2];
 	pid_t p, c_outer = -1;
 	char byte = 0;
@@ -442,6 +465,10 @@ static void nested_lookups(void)
 	if (p == 0) {
 		pid_t init;
 
+		failures = 0;	/* this side's own, counted by the parent */
+		close(outer[0]);
+		close(ready[0]);
+		close(done[1]);
 		if (unshare(CLONE_NEWPID)) {
 			setup_failed("nested", "unshare");
 			_exit(1);
@@ -454,6 +481,7 @@ static void nested_lookups(void)
 			 * /proc/locks translates its owner's number.
 			 */
 			int lockfd = open("/tmp/pid_lookup.lock", O_RDWR | O_CREAT, 0600);
+			struct queue_snapshot before = snapshot();
 			pid_t c;
 
 			if (lockfd < 0)
@@ -472,43 +500,53 @@ static void nested_lookups(void)
 				me = atoi(link);
 				_exit(write(outer[1], &me, sizeof(me)) == sizeof(me) ? 0 : 1);
 			}
-			waitpid(c, NULL, 0);
+			close(outer[1]);
+			if (c < 0 || waitpid(c, &status, 0) != c ||
+			    !WIFEXITED(status) || WEXITSTATUS(status))
+				setup_failed("nested_inner", "child");
 			/* a /proc of this namespace, for the /proc lookups */
 			if (unshare(CLONE_NEWNS) ||
 			    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 			    mount("proc", "/proc", "proc", 0, NULL))
 				setup_failed("nested_inner", "mount_proc");
-			lookups("nested_inner", c, c);
+			lookups("nested_inner", c, c, before);
 			answer("nested_inner", "proc_locks_lists_its_flock", proc_locks_lists(c));
 			fflush(stdout);
-			/* keep the namespace alive for the outer lookups */
-			if (write(ready[1], &byte, 1) != 1 || read(done[0], &byte, 1) != 1)
-				_exit(2);
+			/*
+			 * Keep the namespace alive for the outer lookups, until
+			 * the parent closes its end of done.
+			 */
+			if (write(ready[1], &byte, 1) != 1 || read(done[0], &byte, 1) < 0)
+				setup_failed("nested_inner", "handshake");
 			unlink("/tmp/pid_lookup.lock");
 			_exit(failures ? 1 : 0);
 		}
-		waitpid(init, &status, 0);
+		close(outer[1]);
+		close(ready[1]);
+		close(done[0]);
+		if (init < 0 || waitpid(init, &status, 0) != init)
+			_exit(2);
 		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 2);
 	}
-	if (read(outer[0], &c_outer, sizeof(c_outer)) != sizeof(c_outer) ||
-	    read(ready[0], &byte, 1) != 1)
-		setup_failed("nested_outer", "handshake");
-	else {
-		lookups("nested_outer", c_outer, c_outer);
-		cad_pid_lookup("nested_outer", c_outer);
-	}
-	if (write(done[1], &byte, 1) != 1)
-		setup_failed("nested_outer", "release");
-	waitpid(p, &status, 0);
-	/* the inner lookups' mismatches, counted in the namespace's init */
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		failures++;
-	close(outer[0]);
 	close(outer[1]);
-	close(ready[0]);
 	close(ready[1]);
 	close(done[0]);
-	close(done[1]);
+	if (p < 0 || read(outer[0], &c_outer, sizeof(c_outer)) != sizeof(c_outer) ||
+	    read(ready[0], &byte, 1) != 1) {
+		setup_failed("nested_outer", "handshake");
+	} else {
+		lookups("nested_outer", c_outer, c_outer, outer_before);
+		cad_pid_lookup("nested_outer", c_outer);
+	}
+	close(done[1]);	/* lets the namespace's init go */
+	close(outer[0]);
+	close(ready[0]);
+	if (p > 0) {
+		waitpid(p, &status, 0);
+		/* the inner lookups' differences, counted in the namespace */
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			failures++;
+	}
 }
 
 static void *thread_fn(void *arg)
@@ -569,6 +607,7 @@ static void restores(void)
 
 int main(void)
 {
+	struct queue_snapshot before;
 	pthread_t t;
 	pid_t pid, tid;
 	int i;
@@ -580,6 +619,7 @@ int main(void)
 	 * pidfd: a pid that pidfs knows (as one any pidfd or AF_UNIX socket
 	 * makes) is one that SCM_CREDENTIALS would take if it were found.
 	 */
+	before = snapshot();
 	pid = fork();
 	if (pid == 0) {
 		setpgid(0, 0);
@@ -594,17 +634,20 @@ int main(void)
 	waitpid(pid, NULL, 0);
 	if (i >= 0)
 		close(i);
-	lookups("child", pid, pid);
+	lookups("child", pid, pid, before);
 	cad_pid_lookup("child", pid);
 	tty_lookup("child", pid);
 	handle_lookup();
 
 	/* A joined thread of this process. */
+	before = snapshot();
 	pthread_create(&t, NULL, thread_fn, &tid);
 	pthread_join(t, NULL);
 	/*
-	 * The join returns before the thread is reaped; its /proc entry goes
-	 * when it is, so wait for that (up to a second) before the lookups.
+	 * The join returns before the thread is reaped. Its /proc entry goes
+	 * when the thread is unhashed, a moment before its pid is released
+	 * (stock frees it there), with nothing in between that userspace can
+	 * see: wait for the entry to go (up to a second), then 100 ms more.
 	 */
 	for (i = 0; i < 1000; i++) {
 		char path[64];
@@ -620,7 +663,8 @@ int main(void)
 	if (i == 1000)
 		setup_failed("thread", "reap");
 	else {
-		lookups("thread", tid, getpid());
+		usleep(100000);
+		lookups("thread", tid, getpid(), before);
 		cad_pid_lookup("thread", tid);
 	}
 
