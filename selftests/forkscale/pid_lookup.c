@@ -37,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "forkscale_util.h"
+
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
 #endif
@@ -138,17 +140,10 @@ struct queue_snapshot {
 
 static struct queue_snapshot snapshot(void)
 {
-	struct queue_snapshot q = { -1, -1 };
-	char line[128];
-	FILE *f = fopen("/sys/kernel/debug/pid_release/stats", "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		sscanf(line, "queued: %lld", &q.queued);
-		sscanf(line, "freed: %lld", &q.freed);
-	}
-	if (f)
-		fclose(f);
-	return q;
+	return (struct queue_snapshot){
+		.queued = stat_value(PID_STATS, "queued"),
+		.freed = stat_value(PID_STATS, "freed"),
+	};
 }
 
 /*
