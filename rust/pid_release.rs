@@ -66,10 +66,10 @@ impl Pids {
         }
     }
 
-    /// Moves every pid out, leaving `self` empty.
-    fn drain(&mut self) -> impl Iterator<Item = ReleasedPid> + '_ {
+    /// Empties `self`, handing back the slots that held its pids.
+    fn drain(&mut self) -> &mut [Option<ReleasedPid>] {
         let len = core::mem::replace(&mut self.len, 0);
-        self.pids.iter_mut().take(len).filter_map(Option::take)
+        self.pids.get_mut(..len).unwrap_or_default()
     }
 }
 
@@ -100,15 +100,19 @@ impl Batcher {
         })
     }
 
-    /// Frees `pids` (at most `QUEUE_CAP`) under one `pidmap_lock` acquisition.
-    fn free(&self, pids: impl IntoIterator<Item = ReleasedPid>) {
-        let n = pid_release::free(pids) as u64;
+    /// Frees the pids in `pids` (at most `QUEUE_CAP`) under one `pidmap_lock` acquisition.
+    ///
+    /// They are counted first: the free can wake a namespace's reaper, and through it whoever
+    /// waits for that namespace, who may read the stats before this CPU gets further.
+    fn free(&self, pids: &mut [Option<ReleasedPid>]) {
+        let n = pids.iter().flatten().count() as u64;
         if n == 0 {
             return;
         }
         STATS.add(FREED, n);
         STATS.add(BATCHES, 1);
         LIFETIME.add(1, n);
+        pid_release::free(pids.iter_mut().filter_map(Option::take));
     }
 
     /// Frees every queued pid; counts a flush for `reason` if there was any.
@@ -138,7 +142,7 @@ impl Batcher {
 /// spared; any other namespace that died later would wait for its lost pids forever, so the
 /// twin runs only under a test that makes no pid namespace.
 #[cfg(forkscale_twin_pid_leak)]
-fn leak_some(mut pids: Released) -> Released {
+fn leak_some(pids: &mut Released) {
     use kernel::sync::atomic::{Atomic, Relaxed};
     static SEEN: Atomic<u32> = Atomic::new(0);
     for slot in pids.iter_mut() {
@@ -148,17 +152,16 @@ fn leak_some(mut pids: Released) -> Released {
             core::mem::forget(slot.take());
         }
     }
-    pids
 }
 
 #[vtable]
 impl PidRelease for Batcher {
     const NAME: &'static CStr = c"forkscale";
 
-    fn release(&self, pids: Released) {
+    fn release(&self, mut pids: Released) {
         // Broken twin for `make check` (tests/twins.txt): loses some pids.
         #[cfg(forkscale_twin_pid_leak)]
-        let pids = leak_some(pids);
+        leak_some(&mut pids);
         let n = pids.iter().flatten().count() as u64;
         STATS.add(QUEUED, n);
         LIFETIME.add(0, n);
@@ -172,7 +175,7 @@ impl PidRelease for Batcher {
             true
         };
         if self.batch <= 1 || now {
-            self.free(pids.into_iter().flatten());
+            self.free(&mut pids);
             return;
         }
 
@@ -181,7 +184,7 @@ impl PidRelease for Batcher {
             .checked_rem(self.queues.len())
             .and_then(|i| self.queues.get(i))
         else {
-            self.free(pids.into_iter().flatten());
+            self.free(&mut pids);
             return;
         };
         // A queue holds `pid_batch` (at most 64) plus one release, so it never overflows; if it
@@ -205,9 +208,7 @@ impl PidRelease for Batcher {
                 was_empty
             }
         };
-        if spill.iter().any(Option::is_some) {
-            self.free(spill.into_iter().flatten());
-        }
+        self.free(&mut spill);
         // Broken twin for `make check` (tests/twins.txt): never arms the timer, so pids wait
         // for a full batch however long that takes.
         #[cfg(forkscale_twin_no_timer)]
