@@ -252,18 +252,45 @@ export_series() {
 		-o "$SERIES_DIR" forkscale-base..HEAD
 	(cd "$SERIES_DIR" && ls -- [0-9]*.patch 2>/dev/null || true) > "$SERIES_DIR/series"
 	cover_letter "$dev" > "$SERIES_DIR/0000-cover-letter.patch"
-	# The series is posted by whoever exports it: their git identity replaces the
-	# committed placeholder in From: and Signed-off-by:, when they have one.
-	local name email
+	mail_copy
+	log "exported $(grep -c . "$SERIES_DIR/series") patches and a cover letter to $SERIES_DIR"
+}
+
+# The copy to mail, under out/mail/: the series as committed, with the exporter's git
+# identity in place of the placeholder in From: and Signed-off-by:. Only there: the
+# committed files keep the placeholder (tests/host/patch_identity.sh).
+mail_copy() {
+	local mail=$top/out/mail name email from
+	rm -rf "$mail"
+	mkdir -p "$mail"
+	cp "$SERIES_DIR"/*.patch "$mail/"
 	name=$(git -C "$top" config user.name || true)
 	email=$(git -C "$top" config user.email || true)
-	if [ -n "$name" ] && [ -n "$email" ]; then
-		sed -i -e "s|^From: $PLACEHOLDER\$|From: $name <$email>|" \
-			-e "s|^Signed-off-by: $PLACEHOLDER\$|Signed-off-by: $name <$email>|" \
-			-e "s|^${PLACEHOLDER% <*} (\([0-9]*\)):\$|$name (\1):|" \
-			"$SERIES_DIR"/*.patch
+	if [ -z "$name" ] || [ -z "$email" ]; then
+		log "no git identity: $mail keeps the placeholder; set user.name and user.email to post"
+		return
 	fi
-	log "exported $(grep -c . "$SERIES_DIR/series") patches and a cover letter to $SERIES_DIR"
+	# A From: header is 7-bit: a name outside ASCII goes in RFC 2047's encoded form.
+	from=$(python3 -c 'import sys
+from email.utils import formataddr
+print(formataddr((sys.argv[1], sys.argv[2])))' "$name" "$email")
+	NAME=$name EMAIL=$email FROM=$from PLACEHOLDER=$PLACEHOLDER python3 - "$mail"/*.patch <<'PY'
+import os, sys
+ph, name, email, frm = (os.environ[k] for k in ("PLACEHOLDER", "NAME", "EMAIL", "FROM"))
+who = f"{name} <{email}>"
+for path in sys.argv[1:]:
+    out = []
+    for line in open(path, encoding="utf-8").read().split("\n"):
+        if line == f"From: {ph}":
+            line = f"From: {frm}"
+        elif line == f"Signed-off-by: {ph}":
+            line = f"Signed-off-by: {who}"
+        elif line.startswith(ph.split(" <")[0] + " (") and line.endswith("):"):
+            line = name + line[len(ph.split(" <")[0]):]
+        out.append(line)
+    open(path, "w", encoding="utf-8").write("\n".join(out))
+PY
+	log "mail copy with $name <$email> in $mail"
 }
 
 # The cover letter: kernel/cover-letter.txt (subject and motivation), the benchmark
