@@ -20,7 +20,8 @@ BZIMAGE = $(KDIR)/arch/x86/boot/bzImage
 INITRD := $(OUT)/$(FLAVOR)/initramfs.cpio.gz
 KBUILD_MODULE = scripts/kbuild-module.sh $(KDIR) $(CURDIR)
 
-.PHONY: all deps kernel module twins selftests initramfs run check bench conformance soak lint vm devtree patches patches-check clean
+comma := ,
+.PHONY: all deps kernel module twins selftests initramfs run check check-guest bench conformance soak lint vm devtree patches patches-check clean
 all: initramfs
 
 deps:
@@ -55,6 +56,20 @@ run: initramfs
 
 check: initramfs
 	@tests/check.sh $(BZIMAGE) $(INITRD) $(KDIR) $(OUT)/check
+
+# The development loop: one boot, the guest tests T names (T=a,b; CASE=<case> for one
+# kselftest-harness case; TWIN=<name> boots that broken twin of tests/twins.txt as the
+# module). Rebuilds only what changed, and the module's twins only for twins.sh.
+GUEST_INITRD = $(OUT)/$(FLAVOR)/check-guest.cpio.gz
+GUEST_TWINS = $(filter twins.sh,$(subst $(comma), ,$(T)))
+GUEST_KO = $(if $(TWIN),$(TWINS_DIR)/$(TWIN)/forkscale.ko,rust/forkscale.ko)
+check-guest: module selftests $(if $(GUEST_TWINS),twins)
+	@$(if $(TWIN),scripts/build-twins.sh $(KDIR) $(TWINS_DIR) $(TWIN))
+	@TWINS=$(if $(GUEST_TWINS),$(TWINS_DIR)) \
+		qemu/mkinitramfs.sh $(GUEST_INITRD) $(OUT)/selftests $(GUEST_KO) \
+		$(KDIR)/samples/rust/rust_seqlock.ko tests/modules/forkscale_leaky.ko \
+		$(wildcard $(KDIR)/samples/kmemleak/kmemleak-test.ko) > /dev/null
+	@tests/check-guest.sh $(BZIMAGE) $(GUEST_INITRD) $(OUT)/selftests $(OUT)/check-guest "$(T)" "$(CASE)"
 
 # The soak (SOAK_SECS, default 600) and fault injection on the debug kernel; make
 # check runs a 60 s version of the same test.

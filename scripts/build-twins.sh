@@ -3,9 +3,9 @@
 # --cfg forkscale_twin_<name>, in <outdir>/<name>/ (the module keeps its name,
 # so the tests load and unload it as they do forkscale.ko). Cached: a twin is
 # rebuilt only when rust/ or the kernel build is newer than it.
-#   build-twins.sh <kdir> <outdir>
+#   build-twins.sh <kdir> <outdir> [name]   (name: that twin only)
 set -euo pipefail
-kdir=$1 out=$2
+kdir=$1 out=$2 only=${3:-}
 top=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 build() { # <name>
@@ -29,6 +29,10 @@ build() { # <name>
 # Kernel twins ("kernel:<defect>") are in the debug kernel already.
 names=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/|.*//' -e '/^kernel:/d' "$top/tests/twins.txt" |
 	awk '!seen[$0]++')
+if [ -n "$only" ]; then
+	grep -qxF "$only" <<< "$names" || { echo "twins: no module twin '$only' in tests/twins.txt" >&2; exit 2; }
+	names=$only
+fi
 # As many at a time as there are CPUs: each is one rustc crate build, mostly
 # single-threaded.
 pids=() rc=0
