@@ -3,7 +3,9 @@
 """Turn the raw lines of `make bench` into JSON, Documentation/results.md and SVG plots.
 
     report.py <raw.txt> <results.json> <results-dir>
-    report.py --summary <bench.json>     (plain text, for the cover letter)
+    report.py --summary <bench.json>     (plain text, for the measurement series' cover letter)
+    report.py --summary-cgroup|--summary-pid <bench.json>
+                                         (the figures a merge-set series' cover letter quotes)
     report.py --render <results-dir>     (results.md again from results/bench.json, when
                                           only the report's wording or verdicts changed)
 
@@ -29,7 +31,7 @@ VARIANT_TEXT = {
     "rwlock": "series, built-in rwlock read",
     "module": "series + module (clone read and pid batching)",
     "module_nobatch": "series + module, pid_batch=0",
-    "module_findable": "series + module, released pids left unmarked (patch 16's defect: "
+    "module_findable": "series + module, released pids left unmarked (patch measure/0014's defect: "
                        "the design before the mark, less the lookup-side check and the "
                        "static branch, which remain)",
 }
@@ -654,7 +656,49 @@ def pathlen_summary(path):
     return out
 
 
+def merge_set_summary(path, which):
+    """The figures a merge-set series' cover letter quotes ("cgroup" or "pid"), from a
+    bench.json, with what they were measured on."""
+    with open(path) as f:
+        summary = json.load(f)
+    m = summary["meta"]
+    out = [f"From make bench of {m.get('date', '?')}, forkscale {m.get('commit', '?')}, "
+           f"{m.get('accel', '?').upper()}",
+           f"on {m.get('host_cpus', '?')} host CPUs; lock acquisitions counted with LOCK_STAT:", ""]
+    for smp in sorted({r["smp"] for r in summary["records"]}):
+        if which == "cgroup":
+            row = {v: find(summary, smp, v, "threadspawn") for v in ("stock", "pinned")}
+            got = {v: r["locks"].get("css_set_lock", {}).get("acquisitions_per_op")
+                   for v, r in row.items() if r}
+            if len(got) < 2 or None in got.values():
+                continue
+            out += [f"  css_set_lock per thread create+exit, {smp} vCPUs: stock",
+                    f"  {got['stock']:.2f}, this read {got['pinned']:.2f}."]
+        else:
+            row = {v: find(summary, smp, v, "pgrp_exit") for v in ("stock", "locked")}
+            got = {v: r["locks"].get("pidmap_lock", {}).get("acquisitions_per_op")
+                   for v, r in row.items() if r}
+            if len(got) < 2 or None in got.values():
+                continue
+            out += ["  pidmap_lock per operation of a workload made to free two pids",
+                    "  in one release (a process-group leader exits before its one",
+                    f"  member; two forks, two exits), {smp} vCPUs: stock",
+                    f"  {got['stock']:.2f}, with this patch {got['locked']:.2f}."]
+    how = ("carries the read behind a static call (its \"pinned\" read);" if which == "cgroup"
+           else "includes this patch;")
+    out += [""] + textwrap.wrap(
+        "Measured on the forkscale measurement series, which " + how + " this posting "
+        "alone has not been measured. No run had more than 2 real CPUs, so nothing here "
+        "is a throughput claim.", 70)
+    print("\n".join(out).rstrip())
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] in ("--summary-cgroup", "--summary-pid"):
+        if not os.path.exists(sys.argv[2]):
+            sys.exit(1)
+        merge_set_summary(sys.argv[2], sys.argv[1].removeprefix("--summary-"))
+        return
     if len(sys.argv) == 3 and sys.argv[1] == "--summary":
         if not os.path.exists(sys.argv[2]):
             sys.exit(1)

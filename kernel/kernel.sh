@@ -242,18 +242,63 @@ devtree() {
 	echo "$dev"
 }
 
+# The series a development-tree commit belongs to: "measure" for a NOT FOR MERGE
+# commit, otherwise its subsystem, the subject's first word before ":" after an
+# optional "selftests: " (cgroup, pid). Each is exported to a directory of its own.
+series_of() { # <subject>
+	case $1 in
+	"NOT FOR MERGE"*) echo measure ;;
+	*) local s=${1#selftests: }; echo "${s%%:*}" ;;
+	esac
+}
+
+# What each series' cover letter says of the figures (bench/report.py).
+summary_mode() { # <series>
+	case $1 in
+	measure) echo --summary ;;
+	*) echo "--summary-$1" ;;
+	esac
+}
+
+# Writes each series (a run of consecutive commits with one series_of) to
+# kernel/patches/<series>/ with its cover letter, and kernel/patches/series, the
+# order they apply in. The merge-set series come first, the measurement series last.
 export_series() {
-	local dev=$CACHE/dev
+	local dev=$CACHE/dev c subj name prev= seen=" " first=
 	[ -d "$dev" ] || die "no development tree; run 'kernel.sh devtree' and commit there first"
 	[ -z "$(git -C "$dev" status --porcelain --untracked-files=no)" ] ||
 		die "uncommitted changes in $dev; commit them first"
+	local -a names=() firsts=() lasts=()
+	while read -r c subj; do
+		name=$(series_of "$subj")
+		[ -n "$name" ] && [ "$name" != "$subj" ] || die "commit $c: no series in its subject '$subj'"
+		if [ "$name" != "$prev" ]; then
+			case $seen in *" $name "*) die "commit $c: series $name is not in one run of commits" ;; esac
+			[ "$prev" != measure ] || die "commit $c: a $name commit after the measurement series"
+			seen="$seen$name "
+			names+=("$name") firsts+=("$c") lasts+=("$c")
+			prev=$name
+		fi
+		lasts[${#lasts[@]}-1]=$c
+	done < <(git -C "$dev" log --reverse --format='%H %s' forkscale-base..HEAD)
+	[ "${#names[@]}" -gt 0 ] || die "no commits on forkscale-base in $dev"
+
 	rm -f "$SERIES_DIR"/*.patch
-	git -C "$dev" format-patch -q --zero-commit --no-signature --abbrev=12 \
-		-o "$SERIES_DIR" forkscale-base..HEAD
-	(cd "$SERIES_DIR" && ls -- [0-9]*.patch 2>/dev/null || true) > "$SERIES_DIR/series"
-	cover_letter "$dev" > "$SERIES_DIR/0000-cover-letter.patch"
+	local i
+	for i in "${!names[@]}"; do
+		rm -rf "${SERIES_DIR:?}/${names[i]}"
+	done
+	: > "$SERIES_DIR/series"
+	for i in "${!names[@]}"; do
+		name=${names[i]}
+		git -C "$dev" format-patch -q -n --zero-commit --no-signature --abbrev=12 \
+			-o "$SERIES_DIR/$name" "${firsts[i]}^..${lasts[i]}"
+		(cd "$SERIES_DIR" && ls -- "$name"/[0-9]*.patch) >> "$SERIES_DIR/series"
+		cover_letter "$dev" "$name" "${firsts[i]}^" "${lasts[i]}" \
+			> "$SERIES_DIR/$name/0000-cover-letter.patch"
+	done
 	mail_copy
-	log "exported $(grep -c . "$SERIES_DIR/series") patches and a cover letter to $SERIES_DIR"
+	log "exported ${names[*]}: $(grep -c . "$SERIES_DIR/series") patches, with a cover letter each, to $SERIES_DIR"
 }
 
 # The copy to mail, under out/mail/: the series as committed, with the exporter's git
@@ -263,7 +308,7 @@ mail_copy() {
 	local mail=$top/out/mail name email from
 	rm -rf "$mail"
 	mkdir -p "$mail"
-	cp "$SERIES_DIR"/*.patch "$mail/"
+	cp -r "$SERIES_DIR"/. "$mail/"
 	name=$(git -C "$top" config user.name || true)
 	email=$(git -C "$top" config user.email || true)
 	if [ -z "$name" ] || [ -z "$email" ]; then
@@ -274,7 +319,7 @@ mail_copy() {
 	from=$(python3 -c 'import sys
 from email.utils import formataddr
 print(formataddr((sys.argv[1], sys.argv[2])))' "$name" "$email")
-	NAME=$name EMAIL=$email FROM=$from PLACEHOLDER=$PLACEHOLDER python3 - "$mail"/*.patch <<'PY'
+	NAME=$name EMAIL=$email FROM=$from PLACEHOLDER=$PLACEHOLDER python3 - "$mail"/*/*.patch <<'PY'
 import os, sys
 ph, name, email, frm = (os.environ[k] for k in ("PLACEHOLDER", "NAME", "EMAIL", "FROM"))
 who = f"{name} <{email}>"
@@ -293,30 +338,40 @@ PY
 	log "mail copy with $name <$email> in $mail"
 }
 
-# The cover letter: kernel/cover-letter.txt (subject and motivation), the benchmark
-# summary from the committed results, shortlog, diffstat and base. Everything comes
-# from commits and committed files, so two exports give the same bytes.
-cover_letter() {
-	local dev=$1 text=$top/kernel/cover-letter.txt n
-	n=$(git -C "$dev" rev-list --count forkscale-base..HEAD)
+# A series' cover letter: kernel/cover/<series>.txt (subject and motivation), its
+# figures from the committed results, shortlog, diffstat and base. Everything comes
+# from commits and committed files, so two exports give the same bytes, and
+# tests/host/cover_figures.sh can check the figures against the results.
+cover_letter() { # <dev> <series> <base> <last>
+	local dev=$1 name=$2 base=$3 last=$4 text=$top/kernel/cover/$2.txt n
+	[ -f "$text" ] || die "no cover letter text $text for series $name"
+	n=$(git -C "$dev" rev-list --count "$base..$last")
 	echo "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001"
-	git -C "$dev" log -1 --format='From: %an <%ae>%nDate: %aD' HEAD
+	git -C "$dev" log -1 --format='From: %an <%ae>%nDate: %aD' "$last"
 	echo "Subject: [PATCH 0/$n] $(sed -n '1s/^Subject: //p' "$text")"
 	echo
 	sed '1,2d' "$text"
 	echo
-	echo "Benchmark summary"
-	echo "-----------------"
+	echo "Figures"
+	echo "-------"
 	echo
-	python3 "$top/bench/report.py" --summary "$top/Documentation/results/bench.json" ||
+	python3 "$top/bench/report.py" "$(summary_mode "$name")" "$top/Documentation/results/bench.json" ||
 		echo "(no benchmark results are committed yet: run make bench)"
 	echo
-	git -C "$dev" shortlog forkscale-base..HEAD
+	git -C "$dev" shortlog "$base..$last"
 	echo
-	git -C "$dev" diff --stat=72 --summary forkscale-base..HEAD
+	git -C "$dev" diff --stat=72 --summary "$base..$last"
 	echo
 	echo "base-commit: $(git -C "$dev" rev-parse forkscale-base)"
-	echo "base: Debian linux-source-7.3 $SOURCE_VERSION"
+	echo "base: Debian linux-source-7.3 $SOURCE_VERSION$(series_base_note "$name")"
+}
+
+# Which other series a series applies on top of.
+series_base_note() { # <series>
+	case $1 in
+	measure) echo ", with the cgroup and pid series applied first" ;;
+	*) echo "; applies without the other series" ;;
+	esac
 }
 
 cmd=${1:-build}

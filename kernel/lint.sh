@@ -36,18 +36,19 @@ mkdir -p "$work"
 
 # --- checkpatch ----------------------------------------------------------------
 # checkpatch runs scripts/spdxcheck.py with the python3 first in PATH; Debian's has the
-# python3-ply it needs (a pyenv or venv python3 may not).
+# python3-ply it needs (a pyenv or venv python3 may not). UNKNOWN_COMMIT_ID is off: the
+# tree is Debian's source in one commit, with no upstream history to find a Fixes: id in.
 checkpatch_one() { # <patch>
 	local patch=$1 f
 	(cd "$src" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict --terse --show-types \
-		--ignore FILE_PATH_CHANGES "$patch") | grep -v '^total:' || true
+		--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$patch") | grep -v '^total:' || true
 	for f in $(awk '/^diff --git /{file=$4} /^new file mode/{sub(/^b\//, "", file); print file}' "$patch"); do
 		(cd "$src" && scripts/get_maintainer.pl --nogit --nogit-fallback --norolestats -f "$f") |
 			grep -q . || echo "$f: no MAINTAINERS entry covers this new file"
 	done
 }
 while read -r p; do
-	check "checkpatch --strict: $p" "$work/checkpatch-${p%.patch}.txt" \
+	check "checkpatch --strict: $p" "$work/checkpatch-${p//\//-}.txt" \
 		checkpatch_one "$top/kernel/patches/$p"
 done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/kernel/patches/series")
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A loom model of switching the clone read at run time (patch 0007's
+//! A loom model of switching the clone read at run time (patch measure/0005's
 //! `cgroup_clone_switch()`), against a fork and a move of another task:
 //!
 //! - turning the rwlock read on: `cgroup_clone_rwlock_enter()` enables the writers' static
@@ -54,7 +54,7 @@ pub struct Protocol {
     pub grace_period_before_module: bool,
 }
 
-/// The protocol as patch 0007 implements it.
+/// The protocol as patch measure/0005 implements it.
 pub const CORRECT: Protocol = Protocol {
     enter_cycles_lock: true,
     grace_period_after_switch: true,

@@ -12,7 +12,8 @@ trap 'rm -rf "$tmp"' EXIT
 # offenders <dir>: each From:, Signed-off-by: or Co-developed-by: line of a message
 # (column 0, so never a diff line) that names anyone but the placeholder.
 offenders() {
-	grep -HnE '^(From|Signed-off-by|Co-developed-by): ' "$1"/*.patch |
+	find "$1" -name '*.patch' -print0 | sort -z |
+		xargs -0 grep -HnE '^(From|Signed-off-by|Co-developed-by): ' |
 		grep -vF ": $placeholder"
 }
 
@@ -20,7 +21,7 @@ if [ -z "$placeholder" ]; then
 	echo "not ok host: committed patches carry only the placeholder identity (no PLACEHOLDER in kernel.sh)"
 	exit 0
 fi
-n=$(grep -lE '^Signed-off-by: ' "$top"/kernel/patches/*.patch | wc -l)
+n=$(find "$top/kernel/patches" -name '*.patch' -print0 | xargs -0 grep -lE '^Signed-off-by: ' | wc -l)
 bad=$(offenders "$top/kernel/patches")
 if [ "$n" -gt 0 ] && [ -z "$bad" ]; then
 	echo "ok host: the $n committed patches carry only the placeholder identity"
@@ -29,8 +30,8 @@ else
 	printf '%s\n' "$bad" | head -n 20 | sed 's/^/# /'
 fi
 
-cp "$top"/kernel/patches/*.patch "$tmp/"
-victim=$(ls "$tmp"/*.patch | tail -n 1)
+cp -r "$top"/kernel/patches/. "$tmp/"
+victim=$(find "$tmp" -name '0001-*.patch' | sort | head -n 1)
 sed -i "0,/^Signed-off-by: .*/s//Signed-off-by: Some Body <somebody@example.org>/" "$victim"
 if offenders "$tmp" | grep -q 'Some Body'; then
 	echo "ok host: a patch signed off by another identity is caught"
