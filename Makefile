@@ -89,6 +89,8 @@ lint: kernel
 # flavours under icount), written to Documentation/pathlen.md. PREBUILT=<dir>
 # boots images built elsewhere and builds nothing (bench/bench.sh).
 STOCK_KERNEL = SERIES_DIR='$(CURDIR)/kernel/stock' CACHE='$(CACHE)' kernel/kernel.sh
+# Stock plus the merge set alone (the cgroup and pid series), as posted.
+POSTED_KERNEL = SERIES_DIR='$(CURDIR)/kernel/posted' CACHE='$(CACHE)' kernel/kernel.sh
 BENCH_FLAVOURS = perf $(if $(filter 1,$(PATHLEN)),lockstat,debug)
 bench: $(if $(PREBUILT),,deps)
 	@$(if $(PREBUILT),true,for f in $(BENCH_FLAVOURS); do \
@@ -99,14 +101,16 @@ bench: $(if $(PREBUILT),,deps)
 	@OUT='$(OUT)' bench/bench.sh $(OUT)/bench
 
 # Lookups by pid number on the series (without the module and under each
-# batching setting), and the kernel's own selftests, against a boot of stock
-# 7.3: builds the stock debug kernel (cached; make bench builds it too), so it
-# is not part of check.
+# batching setting) and on the posted kernel, and the kernel's own selftests,
+# against a boot of stock 7.3: builds the stock and posted debug kernels
+# (cached; make bench builds stock too), so it is not part of check.
 conformance: initramfs
 	@if [ "$(FLAVOR)" != debug ]; then echo "conformance: needs FLAVOR=debug" >&2; exit 2; fi
 	@FLAVOR=debug $(STOCK_KERNEL) build > /dev/null
+	@FLAVOR=debug $(POSTED_KERNEL) build > /dev/null
 	@tests/conformance.sh "$$(FLAVOR=debug $(STOCK_KERNEL) kdir)/arch/x86/boot/bzImage" \
-		$(BZIMAGE) $(INITRD) $(OUT)/conformance
+		$(BZIMAGE) $(INITRD) $(OUT)/conformance \
+		"$$(FLAVOR=debug $(POSTED_KERNEL) kdir)/arch/x86/boot/bzImage"
 
 # An interactive guest shell on this terminal (Ctrl-a x quits).
 vm: initramfs

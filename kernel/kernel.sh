@@ -297,8 +297,20 @@ export_series() {
 		cover_letter "$dev" "$name" "${firsts[i]}^" "${lasts[i]}" \
 			> "$SERIES_DIR/$name/0000-cover-letter.patch"
 	done
+	posted_series
 	mail_copy
 	log "exported ${names[*]}: $(grep -c . "$SERIES_DIR/series") patches, with a cover letter each, to $SERIES_DIR"
+}
+
+# kernel/posted/series: the merge set alone (every series but the measurement one), the
+# kernel as posted, which make conformance builds and boots beside stock.
+posted_series() {
+	mkdir -p "$top/kernel/posted"
+	{
+		echo "# The merge set alone, as posted: stock 7.3 plus the cgroup and pid series (written by"
+		echo "# make patches; make conformance builds and boots it)."
+		grep -v '^measure/' "$SERIES_DIR/series" | sed 's|^|../patches/|'
+	} > "$top/kernel/posted/series"
 }
 
 # The copy to mail, under out/mail/: the series as committed, with the exporter's git

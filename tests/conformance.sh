@@ -6,11 +6,13 @@
 # every setting's lines with stock's, as TAP lines; then runs the kernel's own
 # selftests once on each and compares them case by case (stock is the baseline
 # of selftests/forkscale/ksft-known-failures.txt), and the cgroup suites under
-# the series' pinned read, and with cgroup2 remounted favordynmods on both.
-#   conformance.sh <stock bzImage> <series bzImage> <initramfs> <outdir>
+# the series' pinned read, and with cgroup2 remounted favordynmods on both. With a
+# third kernel, the posted one (stock plus the merge set alone, kernel/posted/), the
+# same lookups and selftests on it against stock too.
+#   conformance.sh <stock bzImage> <series bzImage> <initramfs> <outdir> [posted bzImage]
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-stock=$1 series=$2 initrd=$3 out=$4
+stock=$1 series=$2 initrd=$3 out=$4 posted=${5:-}
 rm -rf "$out"
 mkdir -p "$out"
 
@@ -27,6 +29,7 @@ lines() { # <name> <setting>
 
 boot stock "$stock" no
 boot series "$series" yes
+[ -z "$posted" ] || boot posted "$posted" no
 lines stock none > "$out/stock.txt"
 n=0 failed=0
 check() { # <description> <file>
@@ -43,6 +46,10 @@ check() { # <description> <file>
 echo "# stock 7.3: $(wc -l < "$out/stock.txt") lookups"
 lines series none > "$out/none.txt"
 check "the series without the module looks pids up as stock 7.3 does" "$out/none.txt"
+if [ -n "$posted" ]; then
+	lines posted none > "$out/posted.txt"
+	check "the posted kernel looks pids up as stock 7.3 does" "$out/posted.txt"
+fi
 for s in $(sed -n 's/^conformance setting=\([^ ]*\) .*/\1/p' "$out/series/results.log" | grep -v '^none$' | uniq); do
 	lines series "$s" > "$out/$s.txt"
 	check "the module with $s looks pids up as stock 7.3 does" "$out/$s.txt"
@@ -115,6 +122,15 @@ if [ "$(cut -d' ' -f1 "$out/ksft-stock-cgroup.txt" | uniq | wc -l)" -ge 4 ] &&
 else
 	echo "not ok conformance: stock 7.3 ran the four cgroup suites, plain and with favordynmods"
 	failed=1
+fi
+# The posted kernel, as mailed: every suite and the favordynmods cgroup suites as on stock.
+if [ -n "$posted" ]; then
+	ksft posted > "$out/ksft-posted.txt"
+	same "$out/ksft-stock.txt" "$out/ksft-posted.txt" "on the posted kernel as on stock 7.3"
+	ksft posted ksft-favordynmods > "$out/ksft-posted-favordynmods.txt"
+	same "$out/ksft-stock-favordynmods.txt" "$out/ksft-posted-favordynmods.txt" \
+		"on the posted kernel with favordynmods as on stock 7.3 with favordynmods"
+	grep -ah '^ksft-error' "$out/posted/results.log" | sed 's/^/not ok conformance: /' | grep . && failed=1
 fi
 [ $n -ge 5 ] || { echo "not ok conformance: only $n settings reported"; failed=1; }
 exit $failed
