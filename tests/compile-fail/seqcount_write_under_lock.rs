@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Builds: the control of the compile-fail tests, a write section opened from the lock's guard.
+//! Builds: the control of the compile-fail tests, a write section run under the lock's guard.
 
 use kernel::prelude::*;
 use kernel::sync::{new_seqlock, SeqLock};
@@ -16,8 +16,7 @@ struct Misuse;
 fn bump(value: &SeqLock<u64>) {
     let seq = value.seqcount();
     let mut locked = seq.lock();
-    let section = locked.write();
-    drop(section);
+    locked.write(|| ());
 }
 
 impl kernel::Module for Misuse {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Must not compile: a seqcount write section without the writers' lock held.
+//! Must not compile: a seqcount write section without the lock.
 
 use kernel::prelude::*;
 use kernel::sync::{new_seqlock, SeqLock};
@@ -15,8 +15,7 @@ struct Misuse;
 
 fn bump(value: &SeqLock<u64>) {
     let seq = value.seqcount();
-    let section = seq.write();
-    drop(section);
+    seq.write(|| ());
 }
 
 impl kernel::Module for Misuse {

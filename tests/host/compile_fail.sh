@@ -27,18 +27,24 @@ else
 fi
 
 # must_fail <name> <rustc error code> <what it rules out>
+# [message]: a fragment the error's own line must carry, when the code alone is not specific.
 must_fail() {
 	if build "$1"; then
 		echo "not ok host: $3 does not compile (it built)"
-	elif grep -q "error\[$2\]" "$work/$1.log"; then
+	elif grep "error\[$2\]" "$work/$1.log" | grep -qF -- "${4:-}"; then
 		echo "ok host: $3 does not compile ($2)"
 	else
-		echo "not ok host: $3 does not compile (not with $2)"
+		echo "not ok host: $3 does not compile (not with $2${4:+ saying \"$4\"})"
 		grep -m 5 'error' "$work/$1.log" | sed 's/^/# /'
 	fi
 }
 must_fail seqcount_write_without_lock E0599 "a seqcount write section without the lock"
-must_fail seqcount_write_nested E0499 "a nested seqcount write section"
+must_fail seqcount_write_nested E0499 "a nested seqcount write section" \
+	"cannot borrow \`locked\` as mutable more than once"
+must_fail seqcount_write_forgotten E0061 "a seqcount write section kept as a value (to forget)" \
+	"takes 1 argument but 0 arguments were supplied"
+must_fail seqcount_unlock_in_section E0505 "the seqcount's lock released inside a write section" \
+	"cannot move out of \`locked\` because it is borrowed"
 must_fail seqlock_of_reference E0277 "a SeqLock of a reference"
 
 if build released_pid_once; then

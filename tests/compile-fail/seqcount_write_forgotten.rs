@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Must not compile: a write section kept as a value and forgotten, which would leave the
+//! count odd once the lock is free, and readers validating torn copies.
+
+use kernel::prelude::*;
+use kernel::sync::{new_seqlock, SeqLock};
+
+module! {
+    type: Misuse,
+    name: "seqcount_write_forgotten",
+    license: "GPL",
+}
+
+struct Misuse;
+
+fn bump(value: &SeqLock<u64>) {
+    let seq = value.seqcount();
+    let mut locked = seq.lock();
+    core::mem::forget(locked.write());
+    drop(locked);
+}
+
+impl kernel::Module for Misuse {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let value = KBox::pin_init(new_seqlock!(0u64), GFP_KERNEL)?;
+        bump(&value);
+        Ok(Misuse)
+    }
+}
