@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
@@ -246,7 +247,10 @@ static inline const char *stats_line(void)
 	return buf;
 }
 
-/* Polls the stats file until the live css_sets are back at @baseline. */
+/*
+ * Polls the stats file until the live css_sets are back at @baseline: 0 when
+ * they are, else the difference at the end of @ms.
+ */
 static inline int wait_css_sets(long long baseline, int ms)
 {
 	long long now = -1;
@@ -259,7 +263,8 @@ static inline int wait_css_sets(long long baseline, int ms)
 		usleep(10000);
 	}
 	fprintf(stderr, "# css_sets %lld, baseline %lld\n", now, baseline);
-	return -1;
+	/* how many more (a leak) or fewer there are; INT_MIN if unreadable */
+	return now < 0 || baseline < 0 ? INT_MIN : (int)(now - baseline);
 }
 
 /* finit_module() of the forkscale module with parameters @args: 0 or -errno. */
