@@ -65,6 +65,7 @@ GUEST_TWINS = $(filter twins.sh,$(subst $(comma), ,$(T)))
 GUEST_KO = $(if $(TWIN),$(TWINS_DIR)/$(TWIN)/forkscale.ko,rust/forkscale.ko)
 check-guest: module selftests $(if $(GUEST_TWINS),twins)
 	@$(if $(TWIN),scripts/build-twins.sh $(KDIR) $(TWINS_DIR) $(TWIN))
+	@mkdir -p $(dir $(GUEST_INITRD))
 	@TWINS=$(if $(GUEST_TWINS),$(TWINS_DIR)) \
 		qemu/mkinitramfs.sh $(GUEST_INITRD) $(OUT)/selftests $(GUEST_KO) \
 		$(KDIR)/samples/rust/rust_seqlock.ko tests/modules/forkscale_leaky.ko \

@@ -11,6 +11,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 die() { echo "check-guest: error: $*" >&2; exit 2; }
 [ -n "$tests" ] || die "name the tests: make check-guest T=<test>[,<test>...] [CASE=<case>]"
 case $tests$case in *[!A-Za-z0-9_.,-]*) die "T and CASE take names only: '$tests' '$case'" ;; esac
+case ,$tests, in *,,*) die "T has an empty name: '$tests'" ;; esac
+[ -z "$case" ] || [ "${tests//,/}" = "$tests" ] || die "CASE goes with one test, not '$tests'"
 for t in ${tests//,/ }; do
 	[ -f "$seldir/$t" ] || die "no guest test '$t' in $seldir"
 done
@@ -34,7 +36,10 @@ fi
 want=$(for t in ${tests//,/ }; do grep -E "^${t//./\\.}: " "$top/tests/expected-results.txt"; done)
 got=$(grep -aE '^(not )?ok ' "$out/results.log" 2> /dev/null | sed -E -e 's/^(not )?ok //' -e 's/ # SKIP.*$//')
 missing=$(comm -23 <(sort -u <<< "$want") <(sort -u <<< "$got") | grep . || true)
-if [ -z "$case" ] && [ -n "$missing" ]; then
+if [ -z "$got" ]; then
+	echo "not ok check-guest: $tests reported no result"
+	rc=1
+elif [ -z "$case" ] && [ -n "$missing" ]; then
 	sed 's/^/not ok manifest: no result for /' <<< "$missing"
 	rc=1
 else

@@ -12,9 +12,13 @@ trap 'rm -rf "$tmp"' EXIT
 # offenders <dir>: each From:, Signed-off-by: or Co-developed-by: line of a message
 # (column 0, so never a diff line) that names anyone but the placeholder.
 offenders() {
+	local l
 	find "$1" -name '*.patch' -print0 | sort -z |
 		xargs -0 grep -HnE '^(From|Signed-off-by|Co-developed-by): ' |
-		grep -vF ": $placeholder"
+		while IFS= read -r l; do
+			# "<file>:<line>:<key>: <value>": the value must be the placeholder, whole
+			[ "${l#*:*:*: }" = "$placeholder" ] || printf '%s\n' "$l"
+		done
 }
 
 if [ -z "$placeholder" ]; then
