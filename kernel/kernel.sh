@@ -239,6 +239,10 @@ devtree() {
 		git -C "$(base_dir)" worktree add -q -B forkscale-dev "$dev" "$(git -C "$src" rev-parse HEAD)"
 		log "development tree at $dev (branch forkscale-dev, series applied)"
 	fi
+	# Commits there carry the placeholder, whoever makes them.
+	local ph_email=${PLACEHOLDER#*<}
+	git -C "$dev" config user.name "${PLACEHOLDER% <*}"
+	git -C "$dev" config user.email "${ph_email%>}"
 	echo "$dev"
 }
 
@@ -264,14 +268,22 @@ summary_mode() { # <series>
 # kernel/patches/<series>/ with its cover letter, and kernel/patches/series, the
 # order they apply in. The merge-set series come first, the measurement series last.
 export_series() {
-	local dev=$CACHE/dev c subj name prev= seen=" " first=
+	local dev=$CACHE/dev c subj name prev= seen=" "
+	[ "$SERIES_DIR" -ef "$top/kernel/patches" ] ||
+		die "export writes kernel/patches/ only (SERIES_DIR is $SERIES_DIR)"
 	[ -d "$dev" ] || die "no development tree; run 'kernel.sh devtree' and commit there first"
+	# The same bytes whoever exports: no personal git configuration (format.cc,
+	# diff.context, ...) reaches the patches, and the diff options are fixed.
+	export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 	[ -z "$(git -C "$dev" status --porcelain --untracked-files=no)" ] ||
 		die "uncommitted changes in $dev; commit them first"
 	local -a names=() firsts=() lasts=()
 	while read -r c subj; do
 		name=$(series_of "$subj")
-		[ -n "$name" ] && [ "$name" != "$subj" ] || die "commit $c: no series in its subject '$subj'"
+		[[ $name =~ ^[a-z0-9_-]+$ ]] && [ "$name" != series ] ||
+			die "commit $c: no series name in its subject '$subj'"
+		[ -f "$top/kernel/cover/$name.txt" ] ||
+			die "commit $c: series $name has no cover letter text kernel/cover/$name.txt"
 		if [ "$name" != "$prev" ]; then
 			case $seen in *" $name "*) die "commit $c: series $name is not in one run of commits" ;; esac
 			[ "$prev" != measure ] || die "commit $c: a $name commit after the measurement series"
@@ -283,15 +295,17 @@ export_series() {
 	done < <(git -C "$dev" log --reverse --format='%H %s' forkscale-base..HEAD)
 	[ "${#names[@]}" -gt 0 ] || die "no commits on forkscale-base in $dev"
 
+	# Every series directory goes, a renamed or dropped one included.
 	rm -f "$SERIES_DIR"/*.patch
-	local i
-	for i in "${!names[@]}"; do
-		rm -rf "${SERIES_DIR:?}/${names[i]}"
+	local i d
+	for d in "$SERIES_DIR"/*/; do
+		[ ! -f "$d/0000-cover-letter.patch" ] || rm -rf "${d:?}"
 	done
 	: > "$SERIES_DIR/series"
 	for i in "${!names[@]}"; do
 		name=${names[i]}
-		git -C "$dev" format-patch -q -n --zero-commit --no-signature --abbrev=12 \
+		git -C "$dev" -c diff.context=3 -c diff.algorithm=myers -c diff.renames=true \
+			format-patch -q -n --zero-commit --no-signature --abbrev=12 \
 			-o "$SERIES_DIR/$name" "${firsts[i]}^..${lasts[i]}"
 		(cd "$SERIES_DIR" && ls -- "$name"/[0-9]*.patch) >> "$SERIES_DIR/series"
 		cover_letter "$dev" "$name" "${firsts[i]}^" "${lasts[i]}" \
