@@ -643,8 +643,9 @@ def pathlen_summary(path):
         if c["handoff"] != "0":
             continue
         if c["source"] == "seed 000":
-            out += [f"Against seed 000 ({c['cpus']} cores): published stock -> seqcount",
-                    f"{pathlen.pct(c['published_ratio'])}, projected {pathlen.pct(c['projected_ratio'])}."]
+            out += [f"Against Mateusz Guzik's seqcount figures ({c['cpus']} cores):",
+                    f"published stock -> seqcount {pathlen.pct(c['published_ratio'])}, "
+                    f"projected {pathlen.pct(c['projected_ratio'])}."]
         else:
             pub = ", ".join(f"{v} {pathlen.pct(x)}" for v, x in c["published"].items() if v != "locked")
             prj = ", ".join(f"{v} {pathlen.pct(x)}" for v, x in c["projected"].items() if v != "locked")
@@ -684,8 +685,9 @@ def merge_set_summary(path, which):
                     "  in one release (a process-group leader exits before its one",
                     f"  member; two forks, two exits), {smp} vCPUs: stock",
                     f"  {got['stock']:.2f}, with this patch {got['locked']:.2f}."]
-    how = ("carries the read behind a static call (its \"pinned\" read);" if which == "cgroup"
-           else "includes this patch;")
+    how = ("carries the read behind a static call (its \"pinned\" read), as of that commit,"
+           " which predates patch 1 (patch 1 takes no lock on the fork path);" if which == "cgroup"
+           else "includes this patch, as of that commit;")
     out += [""] + textwrap.wrap(
         "Measured on the forkscale measurement series, which " + how + " this posting "
         "alone has not been measured. No run had more than 2 real CPUs, so nothing here "

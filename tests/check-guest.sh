@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make check-guest: the development loop. One boot that runs the guest tests T names
 # (comma-separated, as in tests.list); CASE=<fixture.variant.test> narrows a
-# kselftest-harness test to that case. Prints the tests' TAP and the manifest lines
-# that name them, and exits non-zero on a "not ok", on an expected result that did
+# kselftest-harness test to that case. Prints the tests' TAP and how many manifest
+# results name them, and exits non-zero on a "not ok", on an expected result that did
 # not come (unless CASE narrowed the run), or on a guest that did not end cleanly.
 #   check-guest.sh <bzImage> <initramfs> <selftests dir> <outdir> <tests> [case]
 set -uo pipefail
