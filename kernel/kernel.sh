@@ -248,10 +248,12 @@ devtree() {
 
 # The series a development-tree commit belongs to: "measure" for a NOT FOR MERGE
 # commit, otherwise its subsystem, the subject's first word before ":" after an
-# optional "selftests: " (cgroup, pid). Each is exported to a directory of its own.
+# optional "selftests: " (cgroup, pid); the pid-number suites' fixes ("selftests/pidfd:")
+# go with pid. Each is exported to a directory of its own.
 series_of() { # <subject>
 	case $1 in
 	"NOT FOR MERGE"*) echo measure ;;
+	"selftests/pidfd:"* | "selftests/pid_namespace:"* | "selftests/clone3:"*) echo pid ;;
 	*) local s=${1#selftests: }; echo "${s%%:*}" ;;
 	esac
 }
