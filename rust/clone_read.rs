@@ -118,9 +118,9 @@ impl CloneRead for SeqcountRead {
             }
         }
         loop {
-            let mut attempts = 0;
+            let mut attempts: u32 = 0;
             let (attempt, path) = self.seq.read_or_lock(MAX_TRIES, || {
-                attempts += 1;
+                attempts = attempts.wrapping_add(1);
                 let cset = CurrentCssSet::read(&rcu, ctx);
                 let kill_seq = kill_seq(&cset);
                 // The series' debug delay point, where the `seqcount` built-in has it: inside

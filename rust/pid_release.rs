@@ -13,7 +13,7 @@
 //! gives up, when a pid namespace is torn down and when `ns_last_pid` is written, and pids of
 //! a dying namespace are never queued. Unloading stops new arrivals, frees everything queued and waits for the RCU puts.
 
-use crate::counters::{current_cpu, Counters};
+use crate::counters::{current_cpu, Counters, SLOTS};
 use kernel::{
     bindings, new_spinlock,
     pid_release::{self, PidRelease, Released, ReleasedPid, FREE_MAX, PIDTYPE_MAX},
@@ -59,7 +59,8 @@ impl Pids {
         match self.pids.get_mut(self.len) {
             Some(slot) => {
                 *slot = Some(pid);
-                self.len += 1;
+                // Below `QUEUE_CAP`, since slot `len` exists: no overflow to check.
+                self.len = self.len.wrapping_add(1);
                 None
             }
             None => Some(pid),
@@ -73,11 +74,24 @@ impl Pids {
     }
 }
 
+/// How many pids `pids` holds. Not `Iterator::count()`, whose overflow check would link a panic
+/// path into the module (`tests/host/module_imports.sh`).
+fn count(pids: &[Option<ReleasedPid>]) -> u64 {
+    pids.iter().flatten().fold(0, |n, _| n.wrapping_add(1))
+}
+
 /// Per-CPU queues of released pids, each freed under one `pidmap_lock` acquisition.
 pub(crate) struct Batcher {
     batch: usize,
-    queues: KVec<Pin<KBox<SpinLock<Pids>>>>,
+    /// One queue for each CPU id below `nr_cpu_ids`, indexed by [`current_cpu()`]; the rest are
+    /// `None`. A fixed array of `NR_CPUS` pointers (64 KiB at 8192, hence `KVBox`) rather than a
+    /// `KVec`, whose growth paths check for overflow and would link panics into the module
+    /// (`tests/host/module_imports.sh`).
+    queues: KVBox<[Option<Queue>; SLOTS]>,
 }
+
+/// One CPU's queue.
+type Queue = Pin<KBox<SpinLock<Pids>>>;
 
 impl Batcher {
     /// Batches of `batch` pids (1 to [`BATCH_MAX`]).
@@ -86,12 +100,10 @@ impl Batcher {
             return Err(EINVAL);
         }
         let cpus = kernel::cpu::nr_cpu_ids() as usize;
-        let mut queues = KVec::with_capacity(cpus, GFP_KERNEL)?;
-        for _ in 0..cpus {
-            queues.push(
-                KBox::pin_init(new_spinlock!(Pids::new()), GFP_KERNEL)?,
-                GFP_KERNEL,
-            )?;
+        let mut queues: KVBox<[_; SLOTS]> =
+            KVBox::init(pin_init::init_array_from_fn(|_| None), GFP_KERNEL)?;
+        for slot in queues.iter_mut().take(cpus) {
+            *slot = Some(KBox::pin_init(new_spinlock!(Pids::new()), GFP_KERNEL)?);
         }
         STATS.reset();
         Ok(Self {
@@ -105,7 +117,7 @@ impl Batcher {
     /// They are counted first: the free can wake a namespace's reaper, and through it whoever
     /// waits for that namespace, who may read the stats before this CPU gets further.
     fn free(&self, pids: &mut [Option<ReleasedPid>]) {
-        let n = pids.iter().flatten().count() as u64;
+        let n = count(pids);
         if n == 0 {
             return;
         }
@@ -118,7 +130,7 @@ impl Batcher {
     /// Frees every queued pid; counts a flush for `reason` if there was any.
     fn flush_all(&self, reason: usize) {
         let mut any = false;
-        for queue in &self.queues {
+        for queue in self.queues.iter().flatten() {
             // Free under the queue's lock: a concurrent flush (say, alloc_pid()'s pressure
             // flush) that finds the queue empty must not return before these pids are back.
             let mut q = queue.lock();
@@ -133,7 +145,10 @@ impl Batcher {
     }
 
     fn pending(&self) -> u64 {
-        self.queues.iter().map(|q| q.lock().len as u64).sum()
+        self.queues
+            .iter()
+            .flatten()
+            .fold(0, |n, q| n.wrapping_add(q.lock().len as u64))
     }
 }
 
@@ -162,7 +177,7 @@ impl PidRelease for Batcher {
         // Broken twin for `make check` (tests/twins.txt): loses some pids.
         #[cfg(forkscale_twin_pid_leak)]
         leak_some(&mut pids);
-        let n = pids.iter().flatten().count() as u64;
+        let n = count(&pids);
         STATS.add(QUEUED, n);
         LIFETIME.add(0, n);
 
@@ -179,11 +194,7 @@ impl PidRelease for Batcher {
             return;
         }
 
-        // No panicking paths here (a remainder by zero, an index out of bounds).
-        let Some(queue) = current_cpu()
-            .checked_rem(self.queues.len())
-            .and_then(|i| self.queues.get(i))
-        else {
+        let Some(queue) = self.queues.get(current_cpu()).and_then(Option::as_ref) else {
             self.free(&mut pids);
             return;
         };

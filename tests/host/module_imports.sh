@@ -1,14 +1,67 @@
 #!/usr/bin/env bash
-# forkscale.ko must import exactly the C symbols in tests/module-imports.txt:
-# the series' hooks and the kernel crate's helpers. A kernel symbol the module
-# starts to link against (pidmap_lock, css_set_lock, free_pid, ...) shows up
-# here. Rust symbols of the kernel crate and core (mangled, _R...) and the
-# sanitizers' instrumentation are not C imports and are left out.
-#   module_imports.sh <forkscale.ko> [list]
+# What forkscale.ko links against:
+# - no panic path: no core::panicking symbol and no *_fail(ed) one (slice index,
+#   unwrap, expect), by demangled name. A panic in a fork or exit hook would take
+#   the kernel down where stock returns. With <kdir> and <workdir>, the check is
+#   also run on the panic_path twin (rust/counters.rs), which must be caught;
+# - exactly the C symbols in tests/module-imports.txt: the series' hooks and the
+#   kernel crate's helpers. A kernel symbol the module starts to link against
+#   (pidmap_lock, css_set_lock, free_pid, ...) shows up here. Rust symbols of the
+#   kernel crate and core (mangled, _R...) and the sanitizers' instrumentation are
+#   not C imports and are left out.
+#   module_imports.sh <forkscale.ko> [<kdir> <workdir>]
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-ko=$1
-list=${2:-$top/tests/module-imports.txt}
+ko=$1 kdir=${2:-} work=${3:-}
+list=$top/tests/module-imports.txt
+
+if ! nm -u "$ko" > /dev/null 2>&1; then
+	echo "not ok host: forkscale.ko imports no panic path (cannot read $ko)"
+	echo "not ok host: forkscale.ko imports exactly tests/module-imports.txt (cannot read $ko)"
+	exit 1
+fi
+
+# panics <ko>: its imported panic paths, demangled, without the crates' hashes. A
+# Rust symbol that does not demangle is reported too: it could hide one.
+panics() {
+	nm -u "$1" | awk '$2 ~ /^_R/ {print $2}' | c++filt -s rust |
+		sed -E 's/\[[0-9a-f]+\]//g' |
+		grep -E '^_R|(^|::)core::panicking::|_fail(ed)?$'
+}
+no_panics() { # <ko> <what>
+	local found
+	found=$(panics "$1")
+	if [ -z "$found" ]; then
+		echo "ok host: $2 imports no panic path"
+	else
+		echo "not ok host: $2 imports no panic path"
+		sed 's/^/# imports: /' <<< "$found"
+	fi
+}
+no_panics "$ko" forkscale.ko
+
+if [ -n "$kdir" ]; then
+	# The twin: forkscale.ko with one panicking index, built as build-twins.sh
+	# builds the guest's twins.
+	rm -rf "$work" && mkdir -p "$work/rust"
+	cp "$top"/rust/*.rs "$work/rust/"
+	echo 'obj-m := rust/forkscale.o' > "$work/Kbuild"
+	if ! "$top/scripts/kbuild-module.sh" "$kdir" "$work" -s modules \
+		KRUSTFLAGS="--cfg=forkscale_twin --cfg=forkscale_twin_panic_path" > "$work/build.log" 2>&1; then
+		echo "not ok host: the import check catches the panic_path twin (it did not build)"
+		tail -n 20 "$work/build.log" | sed 's/^/# /'
+	else
+		twin=$(no_panics "$work/rust/forkscale.ko" "the panic_path twin")
+		if grep -q '^not ok .*' <<< "$twin" &&
+			grep -q '^# imports: core::panicking::panic_bounds_check$' <<< "$twin"; then
+			echo "ok host: the import check catches the panic_path twin" \
+				"($(grep -m1 '^# imports: ' <<< "$twin" | cut -d' ' -f3-))"
+		else
+			echo "not ok host: the import check catches the panic_path twin"
+			sed 's/^/# /' <<< "$twin"
+		fi
+	fi
+fi
 
 c_imports() {
 	nm -u "$ko" | awk '{print $2}' | grep -vE '^(_R|__(asan|kasan|sanitizer|ubsan)_)' | sort -u
@@ -22,10 +75,6 @@ listed() {
 if [ "${FLAVOR:-debug}" != debug ]; then
 	echo "ok host: forkscale.ko imports exactly tests/module-imports.txt # SKIP FLAVOR=$FLAVOR, the list is the debug flavour's"
 	exit 0
-fi
-if ! nm -u "$ko" > /dev/null 2>&1; then
-	echo "not ok host: forkscale.ko imports exactly tests/module-imports.txt (cannot read $ko)"
-	exit 1
 fi
 extra=$(comm -23 <(c_imports) <(listed))
 missing=$(comm -13 <(c_imports) <(listed))
