@@ -124,6 +124,7 @@ devtree: deps
 
 patches:
 	@kernel/kernel.sh export
+	@bench/doc_figures.py --write Documentation/review-notes.rst
 
 # Each prefix of the series builds on its own (kernel and Rust doctests); slow
 # (a full build, then one incremental build per patch), so not part of check.

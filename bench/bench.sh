@@ -160,6 +160,9 @@ if [ "$pathlen" = 1 ]; then
 else
 	python3 "$top/bench/report.py" "$raw" "$out/results.json" "$results" || exit 1
 fi
+# The figures review-notes.rst quotes; the cover letters follow at the next make patches.
+[ "$results" != "$top/Documentation" ] ||
+	python3 "$top/bench/doc_figures.py" --write "$top/Documentation/review-notes.rst" || exit 1
 errors=$(grep -c '^bench-error' "$raw")
 echo "bench: done in $((SECONDS - start)) s; $failed failed boots, $errors workload errors"
 [ "$failed" = 0 ] && [ "$errors" = 0 ]

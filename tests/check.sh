@@ -163,6 +163,7 @@ report < <(host "$top/tests/host/module_imports.sh" "$top/rust/forkscale.ko" "$k
 report < <(host "$top/tests/host/bad_input.sh" "$CACHE")
 report < <(host "$top/tests/host/patch_identity.sh")
 report < <(host "$top/tests/host/cover_figures.sh")
+report < <(host "$top/tests/host/doc_figures.sh")
 report < <(host "$top/tests/host/harness.sh" "$kernel" "$initrd" "$out/harness")
 report < <(mttcg_guest)
 report < <(twins_guest)
