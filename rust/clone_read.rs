@@ -15,10 +15,10 @@ use crate::counters::Counters;
 use kernel::{
     bindings,
     cgroup_clone::{
-        self, clone_seqcount, CloneRead, CloneSeqCount, CssSet, CurrentCssSet, ForkContext,
+        self, clone_seqcount, CloneRead, CloneSeqCount, CurrentCssSet, ForkContext, ForkCssSet,
     },
     prelude::*,
-    sync::{aref::ARef, rcu, ReadPath},
+    sync::{rcu, ReadPath},
 };
 
 /// Lockless attempts before the read takes `css_set_lock`.
@@ -42,53 +42,23 @@ fn read_counters() -> bindings::cgroup_clone_stats {
 
 /// The `kill_seq` snapshot both reads take.
 #[inline]
-fn kill_seq(cset: &CurrentCssSet<'_>) -> u32 {
+fn kill_seq(cset: &CurrentCssSet<'_, '_>) -> u32 {
     // Broken twin for `make check` (tests/twins.txt): no snapshot at all.
     #[cfg(forkscale_twin_no_kill_snapshot)]
     return 0;
     cset.kill_seq()
 }
 
-/// Broken twin for `make check` (tests/twins.txt): the css_set each process read at its last
-/// fork, reused for its next forks as if a process could not move. One process at a time.
-#[cfg(forkscale_twin_stale_css_set)]
-type StaleCache = Pin<KBox<kernel::sync::SpinLock<Option<(kernel::task::Pid, ARef<CssSet>)>>>>;
-
 /// The seqcount read over `css_set_for_clone_seq`, with `css_set_lock` as its fallback.
 pub(crate) struct SeqcountRead {
     seq: CloneSeqCount,
-    #[cfg(forkscale_twin_stale_css_set)]
-    stale: StaleCache,
 }
 
 impl SeqcountRead {
     pub(crate) fn new() -> Result<Self> {
         COUNTERS.reset();
         let seq = clone_seqcount();
-        Ok(Self {
-            seq,
-            #[cfg(forkscale_twin_stale_css_set)]
-            stale: KBox::pin_init(kernel::new_spinlock!(None), GFP_KERNEL)?,
-        })
-    }
-
-    /// The twin's cached css_set of current's process, if it has one.
-    #[cfg(forkscale_twin_stale_css_set)]
-    fn stale_get(&self) -> Option<ARef<CssSet>> {
-        let tgid = kernel::current!().tgid();
-        match &*self.stale.lock() {
-            Some((t, cset)) if *t == tgid => Some(cset.clone()),
-            _ => None,
-        }
-    }
-
-    /// Caches `cset` as current's process's css_set, for the twin.
-    #[cfg(forkscale_twin_stale_css_set)]
-    fn stale_put(&self, cset: &ARef<CssSet>) {
-        let entry = Some((kernel::current!().tgid(), cset.clone()));
-        // The old entry is put after the lock is dropped: its last put takes `css_set_lock`.
-        let old = core::mem::replace(&mut *self.stale.lock(), entry);
-        drop(old);
+        Ok(Self { seq })
     }
 }
 
@@ -96,16 +66,11 @@ impl SeqcountRead {
 impl CloneRead for SeqcountRead {
     const NAME: &'static CStr = c"forkscale";
 
-    fn get_cset(&self, ctx: &ForkContext) -> (ARef<CssSet>, u32) {
+    fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> (ForkCssSet<'ctx>, u32) {
         // The fallback takes `css_set_lock` with interrupts disabled, as every user of the lock
         // does. Nothing is put under it: `try_get()` cannot fail there, and its reference is
         // returned.
         let rcu = rcu::read_lock();
-        #[cfg(forkscale_twin_stale_css_set)]
-        if let Some(cset) = self.stale_get() {
-            COUNTERS.add(LOCKLESS, 1);
-            return (cset, kill_seq(&CurrentCssSet::read(&rcu, ctx)));
-        }
         // Broken twin for `make check` (tests/twins.txt): one attempt, never validated.
         #[cfg(forkscale_twin_unvalidated_read)]
         {
@@ -148,9 +113,7 @@ impl CloneRead for SeqcountRead {
             if let Some(found) = attempt {
                 // Broken twin for `make check` (tests/twins.txt): leaks a reference.
                 #[cfg(forkscale_twin_css_set_leak)]
-                core::mem::forget(found.0.clone());
-                #[cfg(forkscale_twin_stale_css_set)]
-                self.stale_put(&found.0);
+                core::mem::forget(kernel::sync::aref::ARef::from(found.0.css_set()));
                 return found;
             }
         }
@@ -179,7 +142,7 @@ impl PinnedRead {
 impl CloneRead for PinnedRead {
     const NAME: &'static CStr = c"forkscale_pinned";
 
-    fn get_cset(&self, ctx: &ForkContext) -> (ARef<CssSet>, u32) {
+    fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> (ForkCssSet<'ctx>, u32) {
         let rcu = rcu::read_lock();
         let cset = CurrentCssSet::read(&rcu, ctx);
         COUNTERS.add(LOCKLESS, 1);

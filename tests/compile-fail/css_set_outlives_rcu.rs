@@ -4,9 +4,9 @@
 //! already be freed.
 
 use kernel::{
-    cgroup_clone::{CloneRead, CssSet, CurrentCssSet, ForkContext},
+    cgroup_clone::{CloneRead, CurrentCssSet, ForkContext, ForkCssSet},
     prelude::*,
-    sync::{aref::ARef, rcu},
+    sync::rcu,
 };
 
 module! {
@@ -26,7 +26,7 @@ struct Read;
 impl CloneRead for Read {
     const NAME: &'static CStr = c"css_set_outlives_rcu";
 
-    fn get_cset(&self, ctx: &ForkContext) -> (ARef<CssSet>, u32) {
+    fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> (ForkCssSet<'ctx>, u32) {
         let rcu = rcu::read_lock();
         let cset = CurrentCssSet::read(&rcu, ctx);
         drop(rcu);

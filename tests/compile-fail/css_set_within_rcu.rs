@@ -3,9 +3,9 @@
 //! Control for `css_set_outlives_rcu.rs`: current's css_set used inside its RCU section builds.
 
 use kernel::{
-    cgroup_clone::{CloneRead, CssSet, CurrentCssSet, ForkContext},
+    cgroup_clone::{CloneRead, CurrentCssSet, ForkContext, ForkCssSet},
     prelude::*,
-    sync::{aref::ARef, rcu},
+    sync::rcu,
 };
 
 module! {
@@ -25,7 +25,7 @@ struct Read;
 impl CloneRead for Read {
     const NAME: &'static CStr = c"css_set_within_rcu";
 
-    fn get_cset(&self, ctx: &ForkContext) -> (ARef<CssSet>, u32) {
+    fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> (ForkCssSet<'ctx>, u32) {
         let rcu = rcu::read_lock();
         let cset = CurrentCssSet::read(&rcu, ctx);
         (cset.get_pinned(ctx), cset.kill_seq())

@@ -54,6 +54,8 @@ else
 	tail -n 20 "$work/released_pid_once.log" | sed 's/^/# /'
 fi
 must_fail released_pid_twice E0382 "a ReleasedPid given up twice"
+must_fail released_pid_forged E0423 "a ReleasedPid made outside the kernel crate" \
+	"cannot initialize a tuple struct which contains private fields"
 must_fail fork_context_forged E0423 "a ForkContext made outside the clone-read hook"
 
 if build css_set_within_rcu; then
@@ -63,3 +65,9 @@ else
 	tail -n 20 "$work/css_set_within_rcu.log" | sed 's/^/# /'
 fi
 must_fail css_set_outlives_rcu E0505 "current's css_set used after its RCU section"
+must_fail css_set_from_earlier_fork E0308 "a clone read returning a css_set kept from an earlier fork" \
+	"mismatched types"
+must_fail fork_css_set_forged E0451 "a ForkCssSet made outside CurrentCssSet" \
+	"of struct \`ForkCssSet\` are private"
+must_fail fork_css_set_kept E0521 "a ForkCssSet kept beyond its fork" \
+	"borrowed data escapes outside of method"
