@@ -174,6 +174,10 @@ impl PidRelease for Batcher {
     const NAME: &'static CStr = c"forkscale";
 
     fn release(&self, mut pids: Released) {
+        // Broken twin for `make check` (tests/twins.txt, run by tests/host/harness.sh): a
+        // release that may sleep, inside the hook's RCU section; the debug kernel must report it.
+        #[cfg(forkscale_twin_sleeps_in_pid_release)]
+        kernel::task::might_sleep();
         // Broken twin for `make check` (tests/twins.txt): loses some pids.
         #[cfg(forkscale_twin_pid_leak)]
         leak_some(&mut pids);

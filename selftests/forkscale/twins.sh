@@ -64,7 +64,9 @@ kernel_twin() { # <[dir/]defect> <test>
 }
 
 # FORKSCALE_TWINS=<ERE> runs only the lines it matches (development runs).
-twins=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' $list | grep -E "${FORKSCALE_TWINS:-.}")
+# Lines whose test is "host:..." are booted by the host (tests/host/harness.sh).
+twins=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' $list | grep -v '^[^|]*|host:' |
+	grep -E "${FORKSCALE_TWINS:-.}")
 echo "TAP version 13"
 echo "1..$(echo "$twins" | grep -c .)"
 n=0

@@ -33,6 +33,24 @@ expect_fail selftest-warn "harness reports a WARNING splat as a failure" \
 expect_fail selftest-die "harness reports a guest that died half-way as a failure" \
 	'vm: FAIL: guest did not finish (no end marker)'
 
+# The module twins of tests/twins.txt whose test is "host:harness.sh": callbacks
+# that may sleep inside the hooks' RCU sections. The guest must fail, and its
+# console show the debug kernel's report of the twin's own sleep (the ERE, which
+# names the twin's source line; PROVE_RCU's splat comes first, so run-vm.sh's
+# one-line report does not show it).
+while IFS='|' read -r name _ report; do
+	dir=selftest-sleep-$name what="the $name twin is reported by the debug kernel"
+	if "$here/run-vm.sh" "$kernel" "$initrd" "$out/$dir" selftest-sleep \
+		"FORKSCALE_TWIN=$name" > "$out/$dir.txt" 2>&1; then
+		echo "not ok host: $what (it passed)"
+	elif grep -aqE "$report" "$out/$dir/console.log"; then
+		echo "ok host: $what"
+	else
+		echo "not ok host: $what (no line matches: $report)"
+		sed 's/^/# /' "$out/$dir.txt"
+	fi
+done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/../tests/twins.txt" | grep '^[^|]*|host:harness.sh|')
+
 # The guest must reach init before it is killed: it boots in about 10 s alone,
 # but make check runs this next to its main guest.
 start=$SECONDS
