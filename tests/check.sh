@@ -133,6 +133,16 @@ manifest_checks() {
 	else
 		echo "not ok host: a missing guest result fails make check (wrong report)"
 	fi
+	# ... and so must the same results with one ok turned into a skip.
+	grep -aE '^(not )?ok ' "$out/results.log" | grep -v ' # SKIP' |
+		sed '0,/^ok \(.*\)$/s//ok \1 # SKIP forced/' > "$out/results-one-skipped.log"
+	if "$top/tests/host/manifest.sh" "$out/results-one-skipped.log" > "$out/manifest-skip.txt"; then
+		echo "not ok host: a guest result skipped where the manifest expects ok fails make check (it passed)"
+	elif grep -q "reported skip, the manifest expects ok" "$out/manifest-skip.txt"; then
+		echo "ok host: a guest result skipped where the manifest expects ok fails make check"
+	else
+		echo "not ok host: a guest result skipped where the manifest expects ok fails make check (wrong report)"
+	fi
 }
 
 report < <(cache_unchanged)
