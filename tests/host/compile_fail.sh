@@ -26,12 +26,14 @@ else
 	tail -n 20 "$work/seqcount_write_under_lock.log" | sed 's/^/# /'
 fi
 
-# must_fail <name> <rustc error code> <what it rules out>
-# [message]: a fragment the error's own line must carry, when the code alone is not specific.
+# must_fail <name> <rustc error code> <what it rules out> [message [detail]]
+# message: a fragment the error's own line must carry, when the code alone is not specific;
+# detail: one the log must carry too, when the message is generic (a type error's types).
 must_fail() {
 	if build "$1"; then
 		echo "not ok host: $3 does not compile (it built)"
-	elif grep "error\[$2\]" "$work/$1.log" | grep -qF -- "${4:-}"; then
+	elif grep "error\[$2\]" "$work/$1.log" | grep -qF -- "${4:-}" &&
+		grep -qF -- "${5:-}" "$work/$1.log"; then
 		echo "ok host: $3 does not compile ($2)"
 	else
 		echo "not ok host: $3 does not compile (not with $2${4:+ saying \"$4\"})"
@@ -66,7 +68,7 @@ else
 fi
 must_fail css_set_outlives_rcu E0505 "current's css_set used after its RCU section"
 must_fail css_set_from_earlier_fork E0308 "a clone read returning a css_set kept from an earlier fork" \
-	"mismatched types"
+	"mismatched types" "expected \`ForkCssSet<'_>\`, found \`ARef<CssSet>\`"
 must_fail fork_css_set_forged E0451 "a ForkCssSet made outside CurrentCssSet" \
 	"of struct \`ForkCssSet\` are private"
 must_fail fork_css_set_kept E0521 "a ForkCssSet kept beyond its fork" \

@@ -35,21 +35,32 @@ expect_fail selftest-die "harness reports a guest that died half-way as a failur
 
 # The module twins of tests/twins.txt whose test is "host:harness.sh": callbacks
 # that may sleep inside the hooks' RCU sections. The guest must fail, and its
-# console show the debug kernel's report of the twin's own sleep (the ERE, which
-# names the twin's source line; PROVE_RCU's splat comes first, so run-vm.sh's
-# one-line report does not show it).
+# console show the debug kernel's report (the ERE) at the twin's own might_sleep(),
+# the line after its cfg in rust/. PROVE_RCU's splat comes first, so run-vm.sh's
+# one-line report does not show it. Every "host:" line of twins.txt must be one
+# of these, and there must be some: twins.sh skips them all.
+top=$(dirname "$here")
+host_twins=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/tests/twins.txt" | grep '^[^|]*|host:')
+if [ -z "$host_twins" ] || echo "$host_twins" | grep -qv '^[^|]*|host:harness\.sh|'; then
+	echo "not ok host: tests/twins.txt has host-booted twins, all for host:harness.sh"
+	echo "$host_twins" | sed 's/^/# /'
+fi
 while IFS='|' read -r name _ report; do
 	dir=selftest-sleep-$name what="the $name twin is reported by the debug kernel"
-	if "$here/run-vm.sh" "$kernel" "$initrd" "$out/$dir" selftest-sleep \
+	site=$(grep -n "cfg(forkscale_twin_$name)" "$top"/rust/*.rs | head -n 1)
+	at="at rust/$(basename "${site%%:*}"):$(($(echo "$site" | cut -d: -f2) + 1))"
+	if [ -z "$site" ]; then
+		echo "not ok host: $what (no cfg(forkscale_twin_$name) in rust/)"
+	elif "$here/run-vm.sh" "$kernel" "$initrd" "$out/$dir" selftest-sleep \
 		"FORKSCALE_TWIN=$name" > "$out/$dir.txt" 2>&1; then
 		echo "not ok host: $what (it passed)"
-	elif grep -aqE "$report" "$out/$dir/console.log"; then
+	elif grep -aE "$report" "$out/$dir/console.log" | tr -d '\r' | grep -q "${at//./\\.}\$"; then
 		echo "ok host: $what"
 	else
-		echo "not ok host: $what (no line matches: $report)"
+		echo "not ok host: $what (no line matches $report $at)"
 		sed 's/^/# /' "$out/$dir.txt"
 	fi
-done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/../tests/twins.txt" | grep '^[^|]*|host:harness.sh|')
+done <<< "$host_twins"
 
 # The guest must reach init before it is killed: it boots in about 10 s alone,
 # but make check runs this next to its main guest.

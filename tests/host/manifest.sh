@@ -17,15 +17,16 @@ manifest=${2:-$(cd "$(dirname "$0")/.." && pwd)/expected-results.txt}
 # "name<TAB>status" per result: "ok foo: bar" is "foo: bar<TAB>ok", "ok foo: bar
 # # SKIP why" "foo: bar<TAB>skip", and "not ok foo: bar" "foo: bar<TAB>fail".
 reported() {
-	grep -aE '^(not )?ok ' "$1" | sed -E \
-		-e 's/^not ok (.*[^ ]) *(# .*)?$/\1\tfail/' \
-		-e 's/^ok (.*[^ ]) # SKIP.*$/\1\tskip/' \
+	grep -aE '^(not )?ok ' "$1" | sed -E -e 's/[[:space:]]+$//' \
+		-e 's/^not ok (.*[^ ]) +# (SKIP|TODO).*$/\1\tfail/' \
+		-e 's/^not ok (.*)$/\1\tfail/' \
+		-e 's/^ok (.*[^ ]) +# SKIP.*$/\1\tskip/' \
 		-e '/\t(fail|skip)$/!s/^ok (.*)$/\1\tok/' | sort -u
 }
 # The same for the manifest: "foo: bar" or "foo: bar | skip: <reason>".
 expected() {
 	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$manifest" |
-		sed -E -e 's/^(.*[^ ]) *\| *skip:.*$/\1\tskip/' -e '/\tskip$/!s/$/\tok/' | sort
+		sed -E -e 's/[[:space:]]+$//' -e 's/^(.*[^ ]) *\| *skip:.*$/\1\tskip/' -e '/\tskip$/!s/$/\tok/' | sort
 }
 names() { cut -f1 | sort -u; }
 
