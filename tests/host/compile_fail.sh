@@ -40,14 +40,16 @@ must_fail() {
 		grep -m 5 'error' "$work/$1.log" | sed 's/^/# /'
 	fi
 }
-must_fail seqcount_write_without_lock E0599 "a seqcount write section without the lock"
+must_fail seqcount_write_without_lock E0599 "a seqcount write section without the lock" \
+	"no method named \`write\` found for struct \`SeqCount"
 must_fail seqcount_write_nested E0499 "a nested seqcount write section" \
 	"cannot borrow \`locked\` as mutable more than once"
 must_fail seqcount_write_forgotten E0061 "a seqcount write section kept as a value (to forget)" \
 	"takes 1 argument but 0 arguments were supplied"
 must_fail seqcount_unlock_in_section E0505 "the seqcount's lock released inside a write section" \
 	"cannot move out of \`locked\` because it is borrowed"
-must_fail seqlock_of_reference E0277 "a SeqLock of a reference"
+must_fail seqlock_of_reference E0277 "a SeqLock of a reference" \
+	"the trait bound \`&[u8]: kernel::transmute::FromBytes\` is not satisfied"
 
 if build released_pid_once; then
 	echo "ok host: compile-fail control: a ReleasedPid given up once builds"
@@ -55,10 +57,11 @@ else
 	echo "not ok host: compile-fail control: a ReleasedPid given up once builds"
 	tail -n 20 "$work/released_pid_once.log" | sed 's/^/# /'
 fi
-must_fail released_pid_twice E0382 "a ReleasedPid given up twice"
+must_fail released_pid_twice E0382 "a ReleasedPid given up twice" "use of moved value: \`pid\`"
 must_fail released_pid_forged E0423 "a ReleasedPid made outside the kernel crate" \
 	"cannot initialize a tuple struct which contains private fields"
-must_fail fork_context_forged E0423 "a ForkContext made outside the clone-read hook"
+must_fail fork_context_forged E0423 "a ForkContext made outside the clone-read hook" \
+	"cannot initialize a tuple struct which contains private fields"
 
 if build css_set_within_rcu; then
 	echo "ok host: compile-fail control: current's css_set used inside its RCU section builds"
@@ -66,7 +69,8 @@ else
 	echo "not ok host: compile-fail control: current's css_set used inside its RCU section builds"
 	tail -n 20 "$work/css_set_within_rcu.log" | sed 's/^/# /'
 fi
-must_fail css_set_outlives_rcu E0505 "current's css_set used after its RCU section"
+must_fail css_set_outlives_rcu E0505 "current's css_set used after its RCU section" \
+	"cannot move out of \`rcu\` because it is borrowed"
 must_fail css_set_from_earlier_fork E0308 "a clone read returning a css_set kept from an earlier fork" \
 	"mismatched types" "expected \`ForkCssSet<'_>\`, found \`ARef<CssSet>\`"
 must_fail fork_css_set_forged E0451 "a ForkCssSet made outside CurrentCssSet" \
