@@ -67,10 +67,10 @@ impl CloneRead for SeqcountRead {
     const NAME: &'static CStr = c"forkscale";
 
     fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> (ForkCssSet<'ctx>, u32) {
-        // Broken twin for `make check` (tests/twins.txt, run by tests/host/harness.sh): a read
-        // that may sleep, inside the hook's RCU section; the debug kernel must report it.
+        // Twin for `make check` (tests/twins.txt, run by tests/host/harness.sh): a read that
+        // sleeps, which an unload must wait for.
         #[cfg(forkscale_twin_sleeps_in_clone_read)]
-        kernel::task::might_sleep();
+        kernel::time::delay::fsleep(kernel::time::Delta::from_millis(100));
         // The fallback takes `css_set_lock` with interrupts disabled, as every user of the lock
         // does. Nothing is put under it: `try_get()` cannot fail there, and its reference is
         // returned.
