@@ -10,8 +10,9 @@
 //!   reachable) and unregistering (the built-in back, a grace period, then its ops retired
 //!   and its memory freed).
 //!
-//! A fork is `rcu_read_lock()`, a load of the ops pointer, the static call, and
-//! `rcu_read_unlock()`. What the rwlock read protects is modelled as one non-atomic word
+//! A fork is the hook's read-side section (SRCU-fast since measure/0015, `rcu_read_lock()`
+//! before; modelled as an RCU reader, as both give the same grace-period guarantee), a
+//! load of the ops pointer, the static call, and the section's end. What the rwlock read protects is modelled as one non-atomic word
 //! that a move writes, under `css_set_lock` and, while the key is on, the rwlock's write
 //! side; the rwlock read reads it under the read side. Loom reports any read of it that
 //! overlaps a write without ordering, and the check names it by the property it breaks.
