@@ -70,7 +70,7 @@ impl CloneRead for SeqcountRead {
         // Twin for `make check` (tests/twins.txt, run by tests/host/harness.sh): a read that
         // sleeps, which an unload must wait for.
         #[cfg(forkscale_twin_sleeps_in_clone_read)]
-        kernel::time::delay::fsleep(kernel::time::Delta::from_millis(100));
+        kernel::time::delay::fsleep(kernel::time::Delta::from_secs(1));
         // The fallback takes `css_set_lock` with interrupts disabled, as every user of the lock
         // does. Nothing is put under it: `try_get()` cannot fail there, and its reference is
         // returned.

@@ -177,7 +177,7 @@ impl PidRelease for Batcher {
         // Twin for `make check` (tests/twins.txt, run by tests/host/harness.sh): a release that
         // sleeps, which an unload must wait for.
         #[cfg(forkscale_twin_sleeps_in_pid_release)]
-        kernel::time::delay::fsleep(kernel::time::Delta::from_millis(100));
+        kernel::time::delay::fsleep(kernel::time::Delta::from_secs(1));
         // Broken twin for `make check` (tests/twins.txt): loses some pids.
         #[cfg(forkscale_twin_pid_leak)]
         leak_some(&mut pids);

@@ -13,7 +13,7 @@ twin=${FORKSCALE_TWIN:?FORKSCALE_TWIN names the module build}
 defect=${FORKSCALE_DEFECT:-none}
 rounds=3
 echo "TAP version 13"
-echo "1..$((2 + 2 * rounds))"
+echo "1..$((3 + 2 * rounds))"
 
 knobs_set=ok
 for knob in /sys/kernel/debug/cgroup_clone_twin/defect /sys/kernel/debug/pid_release/defect; do
@@ -26,13 +26,17 @@ else
 	echo "not ok $n both hooks' defect is $defect"
 fi
 
-# Two loops of forks and exits: with each callback asleep for 100 ms, one of
-# them is nearly always inside it when the module goes.
+# Four loops of forks and exits: each callback sleeps for a second, longer
+# than an unload takes, so at each unload one of them is nearly always asleep
+# inside the module, and wakes after it is gone.
 storm() {
 	while :; do sh -c : ; done
 }
-storm & s1=$!
-storm & s2=$!
+storms=
+for _ in 1 2 3 4; do
+	storm &
+	storms="$storms $!"
+done
 round=1
 while [ $round -le $rounds ]; do
 	n=$((n + 1))
@@ -41,7 +45,7 @@ while [ $round -le $rounds ]; do
 	else
 		echo "not ok $n round $round: $twin is loaded"
 	fi
-	sleep 1
+	sleep 2
 	n=$((n + 1))
 	if rmmod forkscale; then
 		echo "ok $n round $round: rmmod returns while forks and exits run"
@@ -52,13 +56,23 @@ while [ $round -le $rounds ]; do
 	sleep 1
 	round=$((round + 1))
 done
-kill $s1 $s2
-wait $s1 $s2 2> /dev/null
+# shellcheck disable=SC2086 # a list of pids
+kill $storms
+# shellcheck disable=SC2086
+wait $storms 2> /dev/null
 n=$((n + 1))
 if [ ! -d /sys/module/forkscale ] && sh -c : ; then
 	echo "ok $n forks and exits go on after the unloads"
 else
 	echo "not ok $n forks and exits go on after the unloads"
+fi
+# A release still running when the module unregistered would leave its pids
+# queued after the unload flush, which the module's drop reports.
+n=$((n + 1))
+if dmesg | grep -q 'pending at unload'; then
+	echo "not ok $n no pid was left queued at an unload"
+else
+	echo "ok $n no pid was left queued at an unload"
 fi
 for knob in /sys/kernel/debug/cgroup_clone_twin/defect /sys/kernel/debug/pid_release/defect; do
 	echo none > $knob
