@@ -11,7 +11,9 @@
 //!
 //! A queued pid is still allocated, so the kernel flushes the queues before `alloc_pid()`
 //! gives up, when a pid namespace is torn down and when `ns_last_pid` is written, and pids of
-//! a dying namespace are never queued. Unloading stops new arrivals, frees everything queued and waits for the RCU puts.
+//! a dying namespace are never queued. Unloading stops new arrivals and frees everything
+//! queued; the kernel waits until no task is in a callback (the RCU-deferred puts of the freed
+//! pids are the kernel's own code).
 
 use crate::counters::{current_cpu, Counters, SLOTS};
 use kernel::{
