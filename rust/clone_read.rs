@@ -13,12 +13,12 @@
 
 use crate::counters::Counters;
 use kernel::{
-    bindings,
     cgroup_clone::{
-        self, clone_seqcount, CloneRead, CloneSeqCount, CurrentCssSet, ForkContext, ForkCssSet,
+        self, clone_seqcount, CloneRead, CloneReadStats, CloneSeqCount, CurrentCssSet, ForkContext,
+        ForkCssSet,
     },
     prelude::*,
-    sync::{rcu, ReadPath},
+    sync::rcu,
 };
 
 /// Lockless attempts before the read takes `css_set_lock`.
@@ -32,8 +32,8 @@ const LOCKED: usize = 2;
 /// Shared by both reads; one is registered at a time.
 static COUNTERS: Counters<3> = Counters::new();
 
-fn read_counters() -> bindings::cgroup_clone_stats {
-    bindings::cgroup_clone_stats {
+fn read_counters() -> CloneReadStats {
+    CloneReadStats {
         lockless: COUNTERS.sum(LOCKLESS),
         retries: COUNTERS.sum(RETRIES),
         locked: COUNTERS.sum(LOCKED),
@@ -47,6 +47,22 @@ fn kill_seq(cset: &CurrentCssSet<'_, '_>) -> u32 {
     #[cfg(forkscale_twin_no_kill_snapshot)]
     return 0;
     cset.kill_seq()
+}
+
+/// One read of current's css_set, pinned with `inc_not_zero`, and its `kill_seq`; `None` if the
+/// css_set was dying. With `window`, the debug delay point runs between the two reads.
+#[inline]
+fn read_once<'ctx>(
+    rcu: &rcu::Guard,
+    ctx: &'ctx ForkContext,
+    window: bool,
+) -> Option<(ForkCssSet<'ctx>, u32)> {
+    let cset = CurrentCssSet::read(rcu, ctx);
+    let kill_seq = kill_seq(&cset);
+    if window {
+        cgroup_clone::read_window_delay();
+    }
+    Some((cset.try_get()?, kill_seq))
 }
 
 /// The seqcount read over `css_set_for_clone_seq`, with `css_set_lock` as its fallback.
@@ -77,40 +93,30 @@ impl CloneRead for SeqcountRead {
         let rcu = rcu::read_lock();
         // Broken twin for `make check` (tests/twins.txt): one attempt, never validated.
         #[cfg(forkscale_twin_unvalidated_read)]
-        {
-            let cset = CurrentCssSet::read(&rcu, ctx);
-            let kill_seq = kill_seq(&cset);
-            cgroup_clone::read_window_delay();
-            if let Some(cset) = cset.try_get() {
-                COUNTERS.add(LOCKLESS, 1);
-                return (cset, kill_seq);
-            }
+        if let Some(found) = read_once(&rcu, ctx, true) {
+            COUNTERS.add(LOCKLESS, 1);
+            return found;
         }
         loop {
             let mut attempts: u32 = 0;
-            let (attempt, path) = self.seq.read_or_lock(MAX_TRIES, || {
+            let lockless = self.seq.try_read(MAX_TRIES, || {
                 attempts = attempts.wrapping_add(1);
-                let cset = CurrentCssSet::read(&rcu, ctx);
-                let kill_seq = kill_seq(&cset);
-                // The series' debug delay point, where the `seqcount` built-in has it: inside
-                // the lockless attempts, not under the lock.
-                if attempts <= MAX_TRIES {
-                    cgroup_clone::read_window_delay();
-                }
-                Some((cset.try_get()?, kill_seq))
+                // The series' debug delay point is inside the lockless attempts, where the
+                // `seqcount` built-in has it, not under the lock.
+                read_once(&rcu, ctx, true)
             });
-            match path {
-                ReadPath::Lockless { retries } => {
+            let attempt = match lockless {
+                Some(attempt) => {
                     COUNTERS.add(LOCKLESS, 1);
-                    if retries != 0 {
-                        COUNTERS.add(RETRIES, u64::from(retries));
-                    }
+                    COUNTERS.add(RETRIES, u64::from(attempts.saturating_sub(1)));
+                    attempt
                 }
-                ReadPath::Locked => {
+                None => {
                     COUNTERS.add(LOCKED, 1);
-                    COUNTERS.add(RETRIES, u64::from(MAX_TRIES));
+                    COUNTERS.add(RETRIES, u64::from(attempts));
+                    self.seq.read_locked(|| read_once(&rcu, ctx, false))
                 }
-            }
+            };
             // A validated attempt has failed `inc_not_zero` only if current's css_set died
             // without a migration, which cannot happen: current holds a reference on it. Under
             // the lock the read cannot fail at all. Looping keeps the fork correct regardless.
@@ -123,7 +129,7 @@ impl CloneRead for SeqcountRead {
         }
     }
 
-    fn read_stats(&self) -> bindings::cgroup_clone_stats {
+    fn read_stats(&self) -> CloneReadStats {
         read_counters()
     }
 
@@ -156,7 +162,7 @@ impl CloneRead for PinnedRead {
         (cset.get_pinned(ctx), kill_seq)
     }
 
-    fn read_stats(&self) -> bindings::cgroup_clone_stats {
+    fn read_stats(&self) -> CloneReadStats {
         read_counters()
     }
 

@@ -7,8 +7,11 @@
 //! (`CpuId::current()`); a task preempted and moved meanwhile only shares another CPU's slot,
 //! and atomic additions keep the sums exact either way.
 
-use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use kernel::{bindings, cpu::CpuId};
+use kernel::{
+    bindings,
+    cpu::CpuId,
+    sync::atomic::{Atomic, Relaxed},
+};
 
 /// One slot per possible CPU id.
 pub(crate) const SLOTS: usize = bindings::NR_CPUS as usize;
@@ -20,7 +23,7 @@ pub(crate) fn current_cpu() -> usize {
 }
 
 #[repr(align(64))]
-struct Slot<const N: usize>([AtomicU64; N]);
+struct Slot<const N: usize>([Atomic<u64>; N]);
 
 /// `N` counters, indexed `0..N`.
 pub(crate) struct Counters<const N: usize> {
@@ -30,7 +33,7 @@ pub(crate) struct Counters<const N: usize> {
 impl<const N: usize> Counters<N> {
     pub(crate) const fn new() -> Self {
         Self {
-            slots: [const { Slot([const { AtomicU64::new(0) }; N]) }; SLOTS],
+            slots: [const { Slot([const { Atomic::new(0) }; N]) }; SLOTS],
         }
     }
 
@@ -40,10 +43,10 @@ impl<const N: usize> Counters<N> {
         // Broken twin for `make check` (tests/host/module_imports.sh): indexes by the raw CPU
         // id, which the compiler cannot bound, so the module links a panic path.
         #[cfg(forkscale_twin_panic_path)]
-        self.slots[CpuId::current().as_u32() as usize].0[index].fetch_add(value, Relaxed);
+        self.slots[CpuId::current().as_u32() as usize].0[index].add(value, Relaxed);
         #[cfg(not(forkscale_twin_panic_path))]
         if let Some(c) = self.slots.get(current_cpu()).and_then(|s| s.0.get(index)) {
-            c.fetch_add(value, Relaxed);
+            c.add(value, Relaxed);
         }
     }
 

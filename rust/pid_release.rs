@@ -17,8 +17,11 @@
 
 use crate::counters::{current_cpu, Counters, SLOTS};
 use kernel::{
-    bindings, new_spinlock,
-    pid_release::{self, PidRelease, Released, ReleasedPid, FREE_MAX, PIDTYPE_MAX},
+    new_spinlock,
+    pid_release::{
+        self, FlushReason, PidRelease, PidReleaseStats, Released, ReleasedPid, FREE_MAX,
+        PIDTYPE_MAX,
+    },
     prelude::*,
     sync::SpinLock,
 };
@@ -28,14 +31,13 @@ pub(crate) const BATCH_MAX: u32 = 64;
 /// A queue holds up to `BATCH_MAX - 1` pids plus one release.
 const QUEUE_CAP: usize = BATCH_MAX as usize - 1 + PIDTYPE_MAX;
 const _: () = assert!(QUEUE_CAP <= FREE_MAX, "a full queue must fit one free()");
-const FLUSH_REASONS: usize = bindings::pid_flush_reason_PID_FLUSH_NR as usize;
 
 /// Counter indices: `QUEUED`, `FREED`, `BATCHES`, then one per flush reason.
 const QUEUED: usize = 0;
 const FREED: usize = 1;
 const BATCHES: usize = 2;
 const FLUSHES: usize = 3;
-const NR_COUNTERS: usize = FLUSHES + FLUSH_REASONS;
+const NR_COUNTERS: usize = FLUSHES + FlushReason::COUNT;
 
 /// What the stats file shows; writing 0 there resets it.
 static STATS: Counters<NR_COUNTERS> = Counters::new();
@@ -130,7 +132,7 @@ impl Batcher {
     }
 
     /// Frees every queued pid; counts a flush for `reason` if there was any.
-    fn flush_all(&self, reason: usize) {
+    fn flush_all(&self, reason: FlushReason) {
         let mut any = false;
         for queue in self.queues.iter().flatten() {
             // Free under the queue's lock: a concurrent flush (say, alloc_pid()'s pressure
@@ -141,8 +143,8 @@ impl Batcher {
                 any = true;
             }
         }
-        if any && reason < FLUSH_REASONS {
-            STATS.add(FLUSHES + reason, 1);
+        if any {
+            STATS.add(FLUSHES + reason.index(), 1);
         }
     }
 
@@ -216,10 +218,7 @@ impl PidRelease for Batcher {
             if q.len >= self.batch {
                 // Freed under the queue's lock, for the reason given in `flush_all`.
                 self.free(q.drain());
-                STATS.add(
-                    FLUSHES + bindings::pid_flush_reason_PID_FLUSH_SIZE as usize,
-                    1,
-                );
+                STATS.add(FLUSHES + FlushReason::Size.index(), 1);
                 false
             } else {
                 was_empty
@@ -238,35 +237,35 @@ impl PidRelease for Batcher {
         }
     }
 
-    fn flush(&self, reason: bindings::pid_flush_reason) {
+    fn flush(&self, reason: FlushReason) {
         // Broken twins for `make check` (tests/twins.txt), never in a normal build: each
         // ignores one reason, which the test named there must notice.
         #[cfg(forkscale_twin_no_restore_flush)]
-        if reason == bindings::pid_flush_reason_PID_FLUSH_RESTORE {
+        if reason == FlushReason::Restore {
             return;
         }
         #[cfg(forkscale_twin_no_pressure_flush)]
-        if reason == bindings::pid_flush_reason_PID_FLUSH_PRESSURE {
+        if reason == FlushReason::Pressure {
             return;
         }
         #[cfg(forkscale_twin_no_namespace_flush)]
-        if reason == bindings::pid_flush_reason_PID_FLUSH_NAMESPACE {
+        if reason == FlushReason::Namespace {
             return;
         }
         #[cfg(forkscale_twin_no_unload_flush)]
-        if reason == bindings::pid_flush_reason_PID_FLUSH_UNLOAD {
+        if reason == FlushReason::Unload {
             return;
         }
-        self.flush_all(reason as usize);
+        self.flush_all(reason);
     }
 
-    fn read_stats(&self) -> bindings::pid_release_stats {
-        let mut out = bindings::pid_release_stats {
+    fn read_stats(&self) -> PidReleaseStats {
+        let mut out = PidReleaseStats {
             queued: STATS.sum(QUEUED),
             freed: STATS.sum(FREED),
             batches: STATS.sum(BATCHES),
             pending: self.pending(),
-            flushes: [0; FLUSH_REASONS],
+            flushes: [0; FlushReason::COUNT],
         };
         for (i, f) in out.flushes.iter_mut().enumerate() {
             *f = STATS.sum(FLUSHES + i);
@@ -285,7 +284,7 @@ impl Drop for Batcher {
         // queued any more. Anything still queued means the unload flush did not free it: a
         // bug worth reporting and surviving, so it is freed here.
         let pending = self.pending();
-        self.flush_all(bindings::pid_flush_reason_PID_FLUSH_UNLOAD as usize);
+        self.flush_all(FlushReason::Unload);
         // Quiet when the books balance; the tests look for this line (`unload_imbalances()`).
         let (queued, freed) = (LIFETIME.sum(0), LIFETIME.sum(1));
         if queued != freed || pending != 0 {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Misuses of the seqcount API and of the hooks' kernel-crate types (ReleasedPid,
+# Misuses of the seqcount and seqlock APIs and of the hooks' kernel-crate types (ReleasedPid,
 # ForkContext, CurrentCssSet) must not compile,
 # each with the error that names the rule, while the correct uses (the controls)
 # must.
@@ -19,11 +19,11 @@ build() {
 	"$top/scripts/kbuild-module.sh" "$kdir" "$dir" modules > "$work/$1.log" 2>&1
 }
 
-if build seqcount_write_under_lock; then
-	echo "ok host: compile-fail control: a write section under the seqcount's lock builds"
+if build seqlock_update; then
+	echo "ok host: compile-fail control: a seqlock's value replaced and read builds"
 else
-	echo "not ok host: compile-fail control: a write section under the seqcount's lock builds"
-	tail -n 20 "$work/seqcount_write_under_lock.log" | sed 's/^/# /'
+	echo "not ok host: compile-fail control: a seqlock's value replaced and read builds"
+	tail -n 20 "$work/seqlock_update.log" | sed 's/^/# /'
 fi
 
 # must_fail <name> <rustc error code> <what it rules out> [message [detail]]
@@ -40,14 +40,16 @@ must_fail() {
 		grep -m 5 'error' "$work/$1.log" | sed 's/^/# /'
 	fi
 }
-must_fail seqcount_write_without_lock E0599 "a seqcount write section without the lock" \
-	"no method named \`write\` found for struct \`SeqCount"
-must_fail seqcount_write_nested E0499 "a nested seqcount write section" \
-	"cannot borrow \`locked\` as mutable more than once"
-must_fail seqcount_write_forgotten E0061 "a seqcount write section kept as a value (to forget)" \
-	"takes 1 argument but 0 arguments were supplied"
-must_fail seqcount_unlock_in_section E0505 "the seqcount's lock released inside a write section" \
-	"cannot move out of \`locked\` because it is borrowed"
+must_fail seqlock_write_forgotten E0599 "a seqlock write section kept as a value (to forget)" \
+	"no method named \`write\` found for reference \`&SeqLock<u64>\`"
+must_fail seqlock_write_by_reference E0631 "a seqlock writer given a reference into the value" \
+	"type mismatch in closure arguments" "found closure signature \`fn(&mut _) -> _\`"
+must_fail seqlock_freed_in_section E0505 "a seqlock freed inside its own write section" \
+	"cannot move out of \`value\` because it is borrowed"
+must_fail seqcount_write_from_rust E0599 "a write section of a counter C owns" \
+	"no method named \`write\` found for reference \`&SeqCount\`"
+must_fail seqcount_token_kept E0624 "a seqcount read section opened by hand" \
+	"method \`begin\` is private"
 must_fail seqlock_of_reference E0277 "a SeqLock of a reference" \
 	"the trait bound \`&[u8]: kernel::transmute::FromBytes\` is not satisfied"
 

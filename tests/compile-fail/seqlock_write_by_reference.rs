@@ -1,22 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Builds: the control of the compile-fail tests, a write section run under the lock's guard.
+//! Must not compile: a writer given a reference into the value, which readers copy
+//! concurrently (a data race). `update` passes the value and takes the new one.
 
 use kernel::prelude::*;
 use kernel::sync::{new_seqlock, SeqLock};
 
 module! {
     type: Misuse,
-    name: "seqcount_write_under_lock",
+    name: "seqlock_write_by_reference",
     license: "GPL",
 }
 
 struct Misuse;
 
 fn bump(value: &SeqLock<u64>) {
-    let seq = value.seqcount();
-    let mut locked = seq.lock();
-    locked.write(|| ());
+    value.update(|v: &mut u64| *v += 1);
 }
 
 impl kernel::Module for Misuse {

@@ -1,22 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Must not compile: a write section nested in another, which would make the count even mid-write.
+//! Must not compile: a write section kept as a value, which could be forgotten with the lock
+//! released, leaving the count odd and readers validating torn copies. Only `update` writes.
 
 use kernel::prelude::*;
 use kernel::sync::{new_seqlock, SeqLock};
 
 module! {
     type: Misuse,
-    name: "seqcount_write_nested",
+    name: "seqlock_write_forgotten",
     license: "GPL",
 }
 
 struct Misuse;
 
 fn bump(value: &SeqLock<u64>) {
-    let seq = value.seqcount();
-    let mut locked = seq.lock();
-    locked.write(|| locked.write(|| ()));
+    core::mem::forget(value.write());
 }
 
 impl kernel::Module for Misuse {

@@ -1,21 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Must not compile: a seqcount write section without the lock.
+//! Builds: the control of the seqlock compile-fail tests, a value replaced and read.
 
 use kernel::prelude::*;
 use kernel::sync::{new_seqlock, SeqLock};
 
 module! {
     type: Misuse,
-    name: "seqcount_write_without_lock",
+    name: "seqlock_update",
     license: "GPL",
 }
 
 struct Misuse;
 
 fn bump(value: &SeqLock<u64>) {
-    let seq = value.seqcount();
-    seq.write(|| ());
+    value.update(|v| v.wrapping_add(1));
+    let read = value.read();
+    let bounded = value.try_read(4).unwrap_or_else(|| value.read_locked());
+    pr_info!("{} {}\n", read, bounded);
 }
 
 impl kernel::Module for Misuse {
