@@ -13,6 +13,18 @@ module! {
 
 struct Misuse;
 
+/// A type of one's own, as the misuses next to this control define theirs.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+struct Plain(u64);
+
+// SAFETY: a `u64` in a transparent wrapper: any bytes are valid and there is no padding.
+unsafe impl kernel::transmute::FromBytes for Plain {}
+// SAFETY: as above.
+unsafe impl kernel::transmute::AsBytes for Plain {}
+
+fn shared<T: Sync>(_value: &T) {}
+
 fn bump(value: &SeqLock<u64>) {
     value.update(|v| v.wrapping_add(1));
     let read = value.read();
@@ -24,6 +36,9 @@ impl kernel::Module for Misuse {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let value = KBox::pin_init(new_seqlock!(0u64), GFP_KERNEL)?;
         bump(&value);
+        let plain = KBox::pin_init(new_seqlock!(Plain(1)), GFP_KERNEL)?;
+        plain.update(|p| Plain(p.0.wrapping_add(1)));
+        shared(&*plain);
         Ok(Misuse)
     }
 }

@@ -52,6 +52,12 @@ must_fail seqcount_token_kept E0624 "a seqcount read section opened by hand" \
 	"method \`begin\` is private"
 must_fail seqlock_of_reference E0277 "a SeqLock of a reference" \
 	"the trait bound \`&[u8]: kernel::transmute::FromBytes\` is not satisfied"
+must_fail seqlock_of_padded E0277 "a SeqLock of a type with padding" \
+	"AsBytes\` is not satisfied"
+must_fail seqlock_of_non_copy E0277 "a SeqLock of a type with drop glue" \
+	"Copy\` is not satisfied"
+must_fail seqlock_shared_not_send E0277 "a SeqLock of a value that cannot be sent, shared" \
+	"cannot be sent between threads safely"
 
 if build released_pid_once; then
 	echo "ok host: compile-fail control: a ReleasedPid given up once builds"
