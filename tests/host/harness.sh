@@ -93,7 +93,9 @@ done <<< "$host_twins"
 # unload_sleeping.sh's last check, that the module's drop finds no pid left
 # queued, against the kernel's flush_early defect (measure/0016): unregistering
 # flushes before it waits, so a release asleep at an unload queues its pids
-# after the last flush. The guest must survive, and only that check fail.
+# after the last flush (the test loads the module with the longest batching
+# delay, so that the timer cannot free them first: with the default 10 ms it
+# did, and this boot passed). The guest must survive, and only that check fail.
 name=sleeps_in_pid_release
 dir=selftest-sleep-$name-flush_early what="$name under the flush_early defect fails only the drop's check"
 drop_check="not ok unload_sleeping\.sh: the module's drop reports no pid queued or lost at an unload"
