@@ -40,29 +40,20 @@ fn read_counters() -> CloneReadStats {
     }
 }
 
-/// The `kill_seq` snapshot both reads take.
-#[inline]
-fn kill_seq(cset: &CurrentCssSet<'_, '_>) -> u32 {
-    // Broken twin for `make check` (tests/twins.txt): no snapshot at all.
-    #[cfg(forkscale_twin_no_kill_snapshot)]
-    return 0;
-    cset.kill_seq()
-}
-
-/// One read of current's css_set, pinned with `inc_not_zero`, and its `kill_seq`; `None` if the
-/// css_set was dying. With `window`, the debug delay point runs between the two reads.
+/// One read of current's css_set and its `kill_seq`, the css_set pinned with `inc_not_zero`;
+/// `None` if it was dying. With `window`, the debug delay point runs between the reads and the
+/// pin, where the C `seqcount` read has it.
 #[inline]
 fn read_once<'ctx>(
     rcu: &rcu::Guard,
     ctx: &'ctx ForkContext,
     window: bool,
-) -> Option<(ForkCssSet<'ctx>, u32)> {
+) -> Option<ForkCssSet<'ctx>> {
     let cset = CurrentCssSet::read(rcu, ctx);
-    let kill_seq = kill_seq(&cset);
     if window {
         cgroup_clone::read_window_delay();
     }
-    Some((cset.try_get()?, kill_seq))
+    cset.try_get()
 }
 
 /// The seqcount read over `css_set_for_clone_seq`, with `css_set_lock` as its fallback.
@@ -82,7 +73,7 @@ impl SeqcountRead {
 impl CloneRead for SeqcountRead {
     const NAME: &'static CStr = c"forkscale";
 
-    fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> (ForkCssSet<'ctx>, u32) {
+    fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> ForkCssSet<'ctx> {
         // Twin for `make check` (tests/twins.txt, run by tests/host/harness.sh): a read that
         // sleeps, which an unload must wait for.
         #[cfg(forkscale_twin_sleeps_in_clone_read)]
@@ -123,7 +114,7 @@ impl CloneRead for SeqcountRead {
             if let Some(found) = attempt {
                 // Broken twin for `make check` (tests/twins.txt): leaks a reference.
                 #[cfg(forkscale_twin_css_set_leak)]
-                core::mem::forget(kernel::sync::aref::ARef::from(found.0.css_set()));
+                core::mem::forget(kernel::sync::aref::ARef::from(found.css_set()));
                 return found;
             }
         }
@@ -152,14 +143,13 @@ impl PinnedRead {
 impl CloneRead for PinnedRead {
     const NAME: &'static CStr = c"forkscale_pinned";
 
-    fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> (ForkCssSet<'ctx>, u32) {
+    fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> ForkCssSet<'ctx> {
         let rcu = rcu::read_lock();
         let cset = CurrentCssSet::read(&rcu, ctx);
         COUNTERS.add(LOCKLESS, 1);
         // `kill_seq` only grows and `cgroup_post_fork()` re-reads it under the lock, so a stale
         // snapshot can only make the child notice a kill, never miss one.
-        let kill_seq = kill_seq(&cset);
-        (cset.get_pinned(ctx), kill_seq)
+        cset.get_pinned(ctx)
     }
 
     fn read_stats(&self) -> CloneReadStats {

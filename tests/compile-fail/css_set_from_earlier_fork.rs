@@ -29,10 +29,10 @@ struct Read {
 impl CloneRead for Read {
     const NAME: &'static CStr = c"css_set_from_earlier_fork";
 
-    fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> (ForkCssSet<'ctx>, u32) {
+    fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> ForkCssSet<'ctx> {
         let rcu = rcu::read_lock();
-        let kill_seq = CurrentCssSet::read(&rcu, ctx).kill_seq();
-        (self.earlier.clone(), kill_seq)
+        let _current = CurrentCssSet::read(&rcu, ctx);
+        self.earlier.clone()
     }
 }
 

@@ -26,11 +26,11 @@ struct Read;
 impl CloneRead for Read {
     const NAME: &'static CStr = c"css_set_outlives_rcu";
 
-    fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> (ForkCssSet<'ctx>, u32) {
+    fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> ForkCssSet<'ctx> {
         let rcu = rcu::read_lock();
         let cset = CurrentCssSet::read(&rcu, ctx);
         drop(rcu);
-        (cset.get_pinned(ctx), cset.kill_seq())
+        cset.get_pinned(ctx)
     }
 }
 

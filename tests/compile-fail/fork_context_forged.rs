@@ -15,7 +15,7 @@ struct Misuse;
 
 impl kernel::Module for Misuse {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let _ctx = ForkContext(core::marker::PhantomData);
+        let _ctx = ForkContext(kernel::types::NotThreadSafe);
         Ok(Misuse)
     }
 }

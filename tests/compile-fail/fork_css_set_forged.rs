@@ -27,14 +27,14 @@ struct Read {
 impl CloneRead for Read {
     const NAME: &'static CStr = c"fork_css_set_forged";
 
-    fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> (ForkCssSet<'ctx>, u32) {
+    fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> ForkCssSet<'ctx> {
         let rcu = rcu::read_lock();
-        let kill_seq = CurrentCssSet::read(&rcu, ctx).kill_seq();
-        let forged = ForkCssSet {
+        let current = CurrentCssSet::read(&rcu, ctx);
+        ForkCssSet {
             cset: self.other.clone(),
+            kill_seq: current.get_pinned(ctx).kill_seq(),
             _ctx: core::marker::PhantomData,
-        };
-        (forged, kill_seq)
+        }
     }
 }
 

@@ -30,11 +30,11 @@ struct Read;
 impl CloneRead for Read {
     const NAME: &'static CStr = c"fork_css_set_kept";
 
-    fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> (ForkCssSet<'ctx>, u32) {
+    fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> ForkCssSet<'ctx> {
         let rcu = rcu::read_lock();
         let cset = CurrentCssSet::read(&rcu, ctx);
         keep(cset.get_pinned(ctx));
-        (cset.get_pinned(ctx), cset.kill_seq())
+        cset.get_pinned(ctx)
     }
 }
 

@@ -83,5 +83,9 @@ must_fail css_set_from_earlier_fork E0308 "a clone read returning a css_set kept
 	"mismatched types" "expected \`ForkCssSet<'_>\`, found \`ARef<CssSet>\`"
 must_fail fork_css_set_forged E0451 "a ForkCssSet made outside CurrentCssSet" \
 	"of struct \`ForkCssSet\` are private"
+must_fail kill_seq_replaced E0616 "a clone read replacing the kill_seq read with the css_set" \
+	"field \`kill_seq\` of struct \`ForkCssSet\` is private"
+must_fail kill_seq_beside E0053 "a clone read returning a kill_seq of its own beside the css_set" \
+	"method \`get_cset\` has an incompatible type for trait"
 must_fail fork_css_set_kept E0521 "a ForkCssSet kept beyond its fork" \
 	"borrowed data escapes outside of method"
