@@ -93,12 +93,14 @@ toolchain_versions() {
 }
 
 # The config fragments of a build: base, the flavour, and the series' own options
-# (series.config next to the series file: options that only the series adds, such
-# as its samples, which a stock build must not ask for).
+# (series.config next to the series file: options that only the series adds, which
+# a stock build must not ask for; series.FLAVOR.config: those for one flavour, such
+# as test scaffolding the benchmark kernels leave out).
 fragments() {
 	echo "$CONFIG_DIR/base.config"
 	echo "$CONFIG_DIR/$FLAVOR.config"
 	[ ! -f "$SERIES_DIR/series.config" ] || echo "$SERIES_DIR/series.config"
+	[ ! -f "$SERIES_DIR/series.$FLAVOR.config" ] || echo "$SERIES_DIR/series.$FLAVOR.config"
 }
 
 build_key() {

@@ -22,7 +22,7 @@ git -C "$base" worktree prune
 mkdir -p "$work"
 git -C "$base" worktree add -q --detach "$tree" forkscale-base
 
-# series.config names options that only later patches add (the sample), so the
+# series.config names options that only later patches add (none at present), so the
 # config is merged again after each patch; an option that does not exist yet is
 # dropped by olddefconfig.
 cat "$top/kernel/configs/base.config" "$top/kernel/configs/perf.config" \

@@ -14,29 +14,32 @@
 use crate::counters::Counters;
 use kernel::{
     cgroup_clone::{
-        self, clone_seqcount, CloneRead, CloneReadStats, CloneSeqCount, CurrentCssSet, ForkContext,
-        ForkCssSet,
+        self,
+        clone_seqcount,
+        CloneRead,
+        CloneReadStats,
+        CloneSeqCount,
+        CurrentCssSet,
+        ForkContext,
+        ForkCssSet, //
     },
     prelude::*,
-    sync::rcu,
+    sync::rcu, //
 };
 
 /// Lockless attempts before the read takes `css_set_lock`.
 pub(crate) const MAX_TRIES: u32 = 4;
 
-/// Indices into [`COUNTERS`].
+/// Indices into a read's counters.
 const LOCKLESS: usize = 0;
 const RETRIES: usize = 1;
 const LOCKED: usize = 2;
 
-/// Shared by both reads; one is registered at a time.
-static COUNTERS: Counters<3> = Counters::new();
-
-fn read_counters() -> CloneReadStats {
+fn read_counters(counters: &Counters<3>) -> CloneReadStats {
     CloneReadStats {
-        lockless: COUNTERS.sum(LOCKLESS),
-        retries: COUNTERS.sum(RETRIES),
-        locked: COUNTERS.sum(LOCKED),
+        lockless: counters.sum(LOCKLESS),
+        retries: counters.sum(RETRIES),
+        locked: counters.sum(LOCKED),
     }
 }
 
@@ -59,13 +62,15 @@ fn read_once<'ctx>(
 /// The seqcount read over `css_set_for_clone_seq`, with `css_set_lock` as its fallback.
 pub(crate) struct SeqcountRead {
     seq: CloneSeqCount,
+    counters: Counters<3>,
 }
 
 impl SeqcountRead {
     pub(crate) fn new() -> Result<Self> {
-        COUNTERS.reset();
-        let seq = clone_seqcount();
-        Ok(Self { seq })
+        Ok(Self {
+            seq: clone_seqcount(),
+            counters: Counters::new()?,
+        })
     }
 }
 
@@ -85,7 +90,7 @@ impl CloneRead for SeqcountRead {
         // Broken twin for `make check` (tests/twins.txt): one attempt, never validated.
         #[cfg(forkscale_twin_unvalidated_read)]
         if let Some(found) = read_once(&rcu, ctx, true) {
-            COUNTERS.add(LOCKLESS, 1);
+            self.counters.add(LOCKLESS, 1);
             return found;
         }
         loop {
@@ -98,13 +103,14 @@ impl CloneRead for SeqcountRead {
             });
             let attempt = match lockless {
                 Some(attempt) => {
-                    COUNTERS.add(LOCKLESS, 1);
-                    COUNTERS.add(RETRIES, u64::from(attempts.saturating_sub(1)));
+                    self.counters.add(LOCKLESS, 1);
+                    self.counters
+                        .add(RETRIES, u64::from(attempts.saturating_sub(1)));
                     attempt
                 }
                 None => {
-                    COUNTERS.add(LOCKED, 1);
-                    COUNTERS.add(RETRIES, u64::from(attempts));
+                    self.counters.add(LOCKED, 1);
+                    self.counters.add(RETRIES, u64::from(attempts));
                     self.seq.read_locked(|| read_once(&rcu, ctx, false))
                 }
             };
@@ -121,21 +127,24 @@ impl CloneRead for SeqcountRead {
     }
 
     fn read_stats(&self) -> CloneReadStats {
-        read_counters()
+        read_counters(&self.counters)
     }
 
     fn reset_stats(&self) {
-        COUNTERS.reset();
+        self.counters.reset();
     }
 }
 
 /// The read that relies on the fork's threadgroup rwsem, like the kernel's `pinned` built-in.
-pub(crate) struct PinnedRead;
+pub(crate) struct PinnedRead {
+    counters: Counters<3>,
+}
 
 impl PinnedRead {
-    pub(crate) fn new() -> Self {
-        COUNTERS.reset();
-        Self
+    pub(crate) fn new() -> Result<Self> {
+        Ok(Self {
+            counters: Counters::new()?,
+        })
     }
 }
 
@@ -146,17 +155,17 @@ impl CloneRead for PinnedRead {
     fn get_cset<'ctx>(&self, ctx: &'ctx ForkContext) -> ForkCssSet<'ctx> {
         let rcu = rcu::read_lock();
         let cset = CurrentCssSet::read(&rcu, ctx);
-        COUNTERS.add(LOCKLESS, 1);
+        self.counters.add(LOCKLESS, 1);
         // `kill_seq` only grows and `cgroup_post_fork()` re-reads it under the lock, so a stale
         // snapshot can only make the child notice a kill, never miss one.
         cset.get_pinned(ctx)
     }
 
     fn read_stats(&self) -> CloneReadStats {
-        read_counters()
+        read_counters(&self.counters)
     }
 
     fn reset_stats(&self) {
-        COUNTERS.reset();
+        self.counters.reset();
     }
 }

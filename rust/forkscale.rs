@@ -18,8 +18,14 @@ mod clone_read;
 mod counters;
 mod pid_release;
 
-use clone_read::{PinnedRead, SeqcountRead};
-use kernel::{cgroup_clone, prelude::*};
+use clone_read::{
+    PinnedRead,
+    SeqcountRead, //
+};
+use kernel::{
+    cgroup_clone,
+    prelude::*, //
+};
 
 module! {
     type: Forkscale,
@@ -98,7 +104,7 @@ impl kernel::Module for Forkscale {
 
         let clone_read = match read {
             0 => KBox::pin_init(
-                cgroup_clone::Registration::new(SeqcountRead::new()?, module),
+                cgroup_clone::Registration::new(SeqcountRead::new(), module),
                 GFP_KERNEL,
             )
             .map(|_reg| CloneReadRegistration::Seqcount { _reg }),
@@ -114,7 +120,7 @@ impl kernel::Module for Forkscale {
             _ => Some(
                 KBox::pin_init(
                     kernel::pid_release::Registration::new(
-                        pid_release::Batcher::new(batch)?,
+                        pid_release::Batcher::new(batch),
                         delay,
                         module,
                     ),

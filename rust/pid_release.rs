@@ -15,15 +15,24 @@
 //! queued; the kernel waits until no task is in a callback (the RCU-deferred puts of the freed
 //! pids are the kernel's own code).
 
-use crate::counters::{current_cpu, Counters, SLOTS};
+use crate::counters::{
+    current_cpu,
+    Counters, //
+};
 use kernel::{
     new_spinlock,
     pid_release::{
-        self, FlushReason, PidRelease, PidReleaseStats, Released, ReleasedPid, FREE_MAX,
-        PIDTYPE_MAX,
+        self,
+        FlushReason,
+        PidRelease,
+        PidReleaseStats,
+        Released,
+        ReleasedPid,
+        FREE_MAX,
+        PIDTYPE_MAX, //
     },
     prelude::*,
-    sync::SpinLock,
+    sync::SpinLock, //
 };
 
 /// The largest `pid_batch`.
@@ -38,11 +47,6 @@ const FREED: usize = 1;
 const BATCHES: usize = 2;
 const FLUSHES: usize = 3;
 const NR_COUNTERS: usize = FLUSHES + FlushReason::COUNT;
-
-/// What the stats file shows; writing 0 there resets it.
-static STATS: Counters<NR_COUNTERS> = Counters::new();
-/// Since load, for the consistency check at unload; never reset.
-static LIFETIME: Counters<2> = Counters::new();
 
 /// Up to `QUEUE_CAP` released pids waiting on one CPU.
 struct Pids {
@@ -84,18 +88,23 @@ fn count(pids: &[Option<ReleasedPid>]) -> u64 {
     pids.iter().flatten().fold(0, |n, _| n.wrapping_add(1))
 }
 
+/// One CPU's queue of released pids.
+#[pin_data]
+struct Queue {
+    #[pin]
+    pids: SpinLock<Pids>,
+}
+
 /// Per-CPU queues of released pids, each freed under one `pidmap_lock` acquisition.
 pub(crate) struct Batcher {
     batch: usize,
-    /// One queue for each CPU id below `nr_cpu_ids`, indexed by [`current_cpu()`]; the rest are
-    /// `None`. A fixed array of `NR_CPUS` pointers (64 KiB at 8192, hence `KVBox`) rather than a
-    /// `KVec`, whose growth paths check for overflow and would link panics into the module
-    /// (`tests/host/module_imports.sh`).
-    queues: KVBox<[Option<Queue>; SLOTS]>,
+    /// One queue for each CPU id below `nr_cpu_ids`, indexed by [`current_cpu()`].
+    queues: Pin<KVBox<[Queue]>>,
+    /// What the stats file shows; writing 0 there resets it.
+    stats: Counters<NR_COUNTERS>,
+    /// Pids queued and freed since load, for the consistency check at unload; never reset.
+    lifetime: Counters<2>,
 }
-
-/// One CPU's queue.
-type Queue = Pin<KBox<SpinLock<Pids>>>;
 
 impl Batcher {
     /// Batches of `batch` pids (1 to [`BATCH_MAX`]).
@@ -103,16 +112,16 @@ impl Batcher {
         if !(1..=BATCH_MAX).contains(&batch) {
             return Err(EINVAL);
         }
-        let cpus = kernel::cpu::nr_cpu_ids() as usize;
-        let mut queues: KVBox<[_; SLOTS]> =
-            KVBox::init(pin_init::init_array_from_fn(|_| None), GFP_KERNEL)?;
-        for slot in queues.iter_mut().take(cpus) {
-            *slot = Some(KBox::pin_init(new_spinlock!(Pids::new()), GFP_KERNEL)?);
-        }
-        STATS.reset();
+        let queues = KVBox::pin_slice(
+            |_| try_pin_init!(Queue { pids <- new_spinlock!(Pids::new()) }? Error),
+            kernel::cpu::nr_cpu_ids() as usize,
+            GFP_KERNEL,
+        )?;
         Ok(Self {
             batch: batch as usize,
             queues,
+            stats: Counters::new()?,
+            lifetime: Counters::new()?,
         })
     }
 
@@ -125,34 +134,33 @@ impl Batcher {
         if n == 0 {
             return;
         }
-        STATS.add(FREED, n);
-        STATS.add(BATCHES, 1);
-        LIFETIME.add(1, n);
+        self.stats.add(FREED, n);
+        self.stats.add(BATCHES, 1);
+        self.lifetime.add(1, n);
         pid_release::free(pids.iter_mut().filter_map(Option::take));
     }
 
     /// Frees every queued pid; counts a flush for `reason` if there was any.
     fn flush_all(&self, reason: FlushReason) {
         let mut any = false;
-        for queue in self.queues.iter().flatten() {
+        for queue in self.queues.iter() {
             // Free under the queue's lock: a concurrent flush (say, alloc_pid()'s pressure
             // flush) that finds the queue empty must not return before these pids are back.
-            let mut q = queue.lock();
+            let mut q = queue.pids.lock();
             if q.len != 0 {
                 self.free(q.drain());
                 any = true;
             }
         }
         if any {
-            STATS.add(FLUSHES + reason.index(), 1);
+            self.stats.add(FLUSHES + reason.index(), 1);
         }
     }
 
     fn pending(&self) -> u64 {
         self.queues
             .iter()
-            .flatten()
-            .fold(0, |n, q| n.wrapping_add(q.lock().len as u64))
+            .fold(0, |n, q| n.wrapping_add(q.pids.lock().len as u64))
     }
 }
 
@@ -186,8 +194,8 @@ impl PidRelease for Batcher {
         #[cfg(forkscale_twin_pid_leak)]
         leak_some(&mut pids);
         let n = count(&pids);
-        STATS.add(QUEUED, n);
-        LIFETIME.add(0, n);
+        self.stats.add(QUEUED, n);
+        self.lifetime.add(0, n);
 
         let now = pids.iter().flatten().any(ReleasedPid::must_free_now);
         // Broken twin for `make check` (tests/twins.txt): frees every release at once, so no
@@ -202,7 +210,7 @@ impl PidRelease for Batcher {
             return;
         }
 
-        let Some(queue) = self.queues.get(current_cpu()).and_then(Option::as_ref) else {
+        let Some(queue) = self.queues.get(current_cpu()) else {
             self.free(&mut pids);
             return;
         };
@@ -210,7 +218,7 @@ impl PidRelease for Batcher {
         // did, the pids that did not fit are freed at once below, not lost.
         let mut spill: Released = [const { None }; PIDTYPE_MAX];
         let arm = {
-            let mut q = queue.lock();
+            let mut q = queue.pids.lock();
             let was_empty = q.len == 0;
             for (pid, slot) in pids.into_iter().flatten().zip(spill.iter_mut()) {
                 *slot = q.push(pid);
@@ -218,7 +226,7 @@ impl PidRelease for Batcher {
             if q.len >= self.batch {
                 // Freed under the queue's lock, for the reason given in `flush_all`.
                 self.free(q.drain());
-                STATS.add(FLUSHES + FlushReason::Size.index(), 1);
+                self.stats.add(FLUSHES + FlushReason::Size.index(), 1);
                 false
             } else {
                 was_empty
@@ -261,20 +269,20 @@ impl PidRelease for Batcher {
 
     fn read_stats(&self) -> PidReleaseStats {
         let mut out = PidReleaseStats {
-            queued: STATS.sum(QUEUED),
-            freed: STATS.sum(FREED),
-            batches: STATS.sum(BATCHES),
+            queued: self.stats.sum(QUEUED),
+            freed: self.stats.sum(FREED),
+            batches: self.stats.sum(BATCHES),
             pending: self.pending(),
             flushes: [0; FlushReason::COUNT],
         };
         for (i, f) in out.flushes.iter_mut().enumerate() {
-            *f = STATS.sum(FLUSHES + i);
+            *f = self.stats.sum(FLUSHES + i);
         }
         out
     }
 
     fn reset_stats(&self) {
-        STATS.reset();
+        self.stats.reset();
     }
 }
 
@@ -286,7 +294,7 @@ impl Drop for Batcher {
         let pending = self.pending();
         self.flush_all(FlushReason::Unload);
         // Quiet when the books balance; the tests look for this line (`unload_imbalances()`).
-        let (queued, freed) = (LIFETIME.sum(0), LIFETIME.sum(1));
+        let (queued, freed) = (self.lifetime.sum(0), self.lifetime.sum(1));
         if queued != freed || pending != 0 {
             pr_err!(
                 "pid release: {} pids queued, {} freed, {} pending at unload\n",
