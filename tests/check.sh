@@ -120,6 +120,51 @@ kmemleak_guest() {
 		kmemleak kmemleak=on FORKSCALE_LOAD_CYCLES=30
 }
 
+# make run's job, once, with a 1 s workload: the guest boots, loads the module,
+# runs the workload and unloads it, and qemu/report.sh's report must say so
+# with figures that show the work went through the module. The check is shown
+# catching a copy of the report whose rmmod failed.
+report_ok() { # <report file>: prints what is wrong with it, if anything
+	awk '
+		/^  module: / { mod = /forkscale loaded \(live\)/ }
+		/fork\+exit\+wait: / { fork = $2 + 0 }
+		/pthread create\+join: / { thr = $3 + 0 }
+		/^    errors: / { err = $2 }
+		/^  clone read: / { lockless = ($3 == "forkscale," && $7 + 0 > 0) }
+		/^  pid freeing: / { freed = ($3 == "forkscale," && $7 + 0 > 0) }
+		/^  rmmod: / { rmmod = $2 }
+		END {
+			if (!mod) print "the module did not load"
+			if (fork <= 0 || thr <= 0) print "no forks or no threads went through"
+			if (err != "0") print "the workload had errors"
+			if (!lockless) print "no lockless read by the module"
+			if (!freed) print "no pid freed by the module"
+			if (rmmod != "ok") print "rmmod did not succeed"
+		}' "$1"
+}
+make_run() {
+	local t0=$SECONDS bad
+	rm -rf "${out:?}/run"
+	TIMEOUT=${RUN_TIMEOUT:-600} "$top/qemu/run-vm.sh" "$kernel" "$initrd" "$out/run" run \
+		forkscale.seconds=1 > "$out/run.txt" 2>&1 &&
+		"$top/qemu/report.sh" "$out/run" >> "$out/run.txt" 2>&1
+	local rc=$?
+	bad=$(report_ok "$out/run.txt")
+	if [ $rc = 0 ] && [ -z "$bad" ]; then
+		echo "ok host: make run boots, loads the module, runs its workload through it and reports"
+	else
+		echo "not ok host: make run boots, loads the module, runs its workload through it and reports"
+		{ echo "exit status $rc"; echo "$bad"; tail -n 30 "$out/run.txt"; } | sed 's/^/# /'
+	fi
+	sed 's/^  rmmod: .*/  rmmod:        failed/' "$out/run.txt" > "$out/run-twin.txt"
+	if [ "$(report_ok "$out/run-twin.txt")" = "rmmod did not succeed" ]; then
+		echo "ok host: the check of make run's report catches a failed rmmod"
+	else
+		echo "not ok host: the check of make run's report catches a failed rmmod"
+	fi
+	echo "# time: host: make run took $((SECONDS - t0)) s"
+}
+
 manifest_checks() {
 	cat "$out/vm/results.log" "$out/mttcg/results.log" "$out/twins/results.log" \
 		"$out/kmemleak/results.log" > "$out/results.log"
@@ -196,12 +241,14 @@ report < <(host "$top/tests/host/compile_fail.sh" "$kdir" "$out/compile-fail")
 report < <(host "$top/tests/host/module_imports.sh" "$top/rust/forkscale.ko" "$kdir" "$out/imports")
 report < <(host "$top/tests/host/bad_input.sh" "$CACHE")
 report < <(host "$top/tests/host/patch_identity.sh")
+report < <(host "$top/tests/host/ksft_stock.sh")
 report < <(host "$top/tests/host/cover_figures.sh")
 report < <(host "$top/tests/host/doc_figures.sh")
 report < <(host "$top/tests/host/testing_doc.sh")
 report < <(manifest_fixture)
 report < <(host "$top/tests/host/harness.sh" "$kernel" "$initrd" "$out/harness")
 report < <(mttcg_guest)
+report < <(make_run)
 report < <(twins_guest)
 report < <(kmemleak_guest)
 echo "# time: host: the host checks and the other guests took $SECONDS s"

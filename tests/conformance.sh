@@ -5,13 +5,40 @@
 # series debug kernels once each (run-conformance in the guest) and compares
 # every setting's lines with stock's, as TAP lines; then runs the kernel's own
 # selftests once on each and compares them case by case (stock is the baseline
-# of selftests/forkscale/ksft-known-failures.txt), and the cgroup suites under
-# the series' pinned read, and with cgroup2 remounted favordynmods on both. With a
-# third kernel, the posted one (stock plus the merge set alone, kernel/posted/), the
-# same lookups and selftests on it against stock too.
+# of selftests/forkscale/ksft-known-failures.txt, and of the committed
+# ksft-stock.txt, which make check compares with; UPDATE=1 rewrites it), and
+# the cgroup suites under the series' pinned read, and with cgroup2 remounted
+# favordynmods on both. With a third kernel, the posted one (stock plus the
+# merge set alone, kernel/posted/), the same lookups and selftests on it
+# against stock too.
 #   conformance.sh <stock bzImage> <series bzImage> <initramfs> <outdir> [posted bzImage]
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+known=$top/selftests/forkscale/ksft-known-failures.txt
+committed=$top/selftests/forkscale/ksft-stock.txt
+
+# stock_results <results.log of a stock boot>: its selftest results in the form
+# of the committed ksft-stock.txt, "<mode>\t<suite>\t<result>", mode plain,
+# favordynmods or v1; a flaky case as "ok" whatever it gave this time.
+stock_results() {
+	{
+		sed -n 's/^ksft \([^ ]*\) /plain\t\1\t/p' "$1"
+		sed -n 's/^ksft-favordynmods \([^ ]*\) /favordynmods\t\1\t/p' "$1"
+		sed -n 's/^ksft-v1 \([^ ]*\) /v1\t\1\t/p' "$1"
+	} | tr -d '\r' |
+		awk -F '\t' 'NR == FNR { if ($3 ~ /^flaky:/) flaky[$1 "\t" $2] = 1; next }
+		{ c = $3; sub(/^(not )?ok /, "", c); sub(/ # .*/, "", c)
+		  if (($2 "\t" c) in flaky) $3 = "ok " c; print }' OFS='\t' "$known" -
+}
+# --stock-results <results.log> [<date>]: the committed file's text, header and all
+if [ "${1:-}" = --stock-results ]; then
+	echo "# Stock 7.3's results of the kernel selftests in the forkscale guest, which"
+	echo "# make check compares every implementation with: <mode>TAB<suite>TAB<result>."
+	echo "# Written by make conformance UPDATE=1 from its stock boot, whose results it"
+	echo "# checks against this file; do not edit.${3:+ This one: $3.}"
+	stock_results "$2"
+	exit 0
+fi
 stock=$1 series=$2 initrd=$3 out=$4 posted=${5:-}
 rm -rf "$out"
 mkdir -p "$out"
@@ -59,7 +86,6 @@ grep -a '^conformance-error' "$out/series/results.log" | sed 's/^/not ok conform
 # The kernel's selftests: stock 7.3 is the baseline the known failures are
 # judged by. Every suite must report the same per-case results on the series,
 # flaky cases aside, and every case stock fails must be on the known list.
-known=$top/selftests/forkscale/ksft-known-failures.txt
 ksft() { # <name> [prefix]: "<suite> <result> <case>", flaky cases left out
 	sed -n "s/^${2:-ksft} //p" "$out/$1/results.log" | tr -d '\r' |
 		awk -F '\t' 'NR == FNR { if ($3 ~ /^flaky:/) flaky[$1 " " $2] = 1; next }
@@ -95,6 +121,21 @@ unlisted() {
 	fi
 }
 ksft stock > "$out/ksft-stock.txt"
+# The committed stock results make check compares with must be this boot's,
+# flaky cases aside; UPDATE=1 writes them from it.
+"$0" --stock-results "$out/stock/results.log" "$(date -u +%F)" > "$out/ksft-stock-committed.txt"
+if [ "${UPDATE:-}" = 1 ]; then
+	cp "$out/ksft-stock-committed.txt" "$committed"
+	echo "# wrote $committed"
+fi
+if grep -v '^#' "$committed" | diff -u - <(grep -v '^#' "$out/ksft-stock-committed.txt") \
+	> "$out/ksft-committed.diff"; then
+	echo "ok conformance: the committed stock results (ksft-stock.txt) are stock 7.3's"
+else
+	echo "not ok conformance: the committed stock results (ksft-stock.txt) are stock 7.3's"
+	sed 's/^/# /' "$out/ksft-committed.diff" | head -n 20
+	failed=1
+fi
 ksft series > "$out/ksft-series.txt"
 same "$out/ksft-stock.txt" "$out/ksft-series.txt" "as on stock 7.3"
 [ "$(cut -d' ' -f1 "$out/ksft-stock.txt" | uniq | wc -l)" -ge 15 ] ||

@@ -299,13 +299,24 @@ static inline int impl_is_module(const char *impl)
  * The read the kernel command line chose (cgroup_clone_read=), which the
  * guest's init passes on as FORKSCALE_BOOT_READ in a boot that must patch no
  * kernel text (the multi-threaded TCG guest): the tests use that read and
- * switch nothing, as switching the sysctl rewrites a static_call.
+ * switch nothing, as switching the sysctl rewrites a static_call. "module"
+ * there is the module, loaded before the test (module_parallel.sh).
  */
 static inline const char *boot_read(void)
 {
 	const char *read = getenv("FORKSCALE_BOOT_READ");
 
 	return read && *read ? read : NULL;
+}
+
+/* The name the clone-read stats file shows while @impl is in use. */
+static inline const char *impl_stats_name(const char *impl)
+{
+	if (!strcmp(impl, "module"))
+		return "forkscale";
+	if (!strcmp(impl, "module-pinned"))
+		return "forkscale_pinned";
+	return impl;
 }
 
 /*
@@ -317,7 +328,12 @@ static inline int select_impl(const char *impl)
 	char now[32];
 
 	if (boot_read()) {
-		if (strcmp(impl, boot_read()) || read_file(SYSCTL, now, sizeof(now)))
+		if (strcmp(impl, boot_read()))
+			return -1;
+		/* loaded before the test (module_parallel.sh): forks must use it */
+		if (impl_is_module(impl))
+			return stats_impl_is(impl_stats_name(impl));
+		if (read_file(SYSCTL, now, sizeof(now)))
 			return -1;
 		now[strcspn(now, "\n")] = '\0';
 		return strcmp(now, impl) ? -1 : 0;
@@ -327,16 +343,6 @@ static inline int select_impl(const char *impl)
 	if (write_str(SYSCTL, "locked"))
 		return -1;
 	return load_module_args(strcmp(impl, "module-pinned") ? "" : "clone_read=1");
-}
-
-/* The name the clone-read stats file shows while @impl is in use. */
-static inline const char *impl_stats_name(const char *impl)
-{
-	if (!strcmp(impl, "module"))
-		return "forkscale";
-	if (!strcmp(impl, "module-pinned"))
-		return "forkscale_pinned";
-	return impl;
 }
 
 static inline void restore_impl(const char *impl)

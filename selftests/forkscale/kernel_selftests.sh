@@ -1,11 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # The kernel's own selftests of the paths forkscale changes, run under each
-# implementation, and required to give the same per-case results:
+# implementation, and required to give stock 7.3's per-case results:
 #  - cgroup suites under every kernel.cgroup_clone_read built-in and the module;
 #  - clone3, pidfd and pid_namespace suites with the built-in pid freeing and
 #    with the module's batching.
+# Stock's results are committed (ksft-stock.txt); make conformance boots stock
+# 7.3, checks that they are still its results, and UPDATE=1 rewrites them.
 dir=/forkscale/tests/ksft
+stock=/forkscale/tests/ksft-stock.txt
+# A suite still running after this many seconds is killed, and fails.
+timeout=300
 sysctl=/proc/sys/kernel/cgroup_clone_read
 ko=/lib/modules/forkscale.ko
 out=/tmp/ksft
@@ -42,24 +47,32 @@ why() {
 		sed "s|^|# $2 under $1: |"
 }
 
-# run_suites <label> <suite...>: per-case results in $out/<label>.<suite>
+# run_suites <label> <suite...>: per-case results in $out/<label>.<suite>, each
+# suite run by the command in $wrap, if any
+wrap=
 run_suites() {
 	label=$1; shift
 	for t in "$@"; do
 		name=$(echo "$t" | tr / _)
 		start=$(cut -d' ' -f1 /proc/uptime)
 		# shellcheck disable=SC2046 # the arguments are words
-		(cd "$dir/${t%/*}" && timeout -s KILL 300 \
+		# shellcheck disable=SC2086 # $wrap is a command and its words
+		(cd "$dir/${t%/*}" && timeout -s KILL $timeout $wrap \
 			"./${t#*/}" $(suite_args "$t")) < /dev/null > "$out/$label.$name.log" 2>&1
+		echo $? > "$out/$label.$name.rc"
 		# A suite stopped by its timeout leaves its children, which would go on
 		# taking pids under every later test. Its tasks carry the suite's name.
 		if killall -q -KILL "${t#*/}" 2> /dev/null; then
 			echo "# $t under $label: killed the tasks it left behind" > /dev/console
 			sleep 1
 		fi
-		# "ok 3 name" / "not ok 3 name # SKIP ...", without the numbers
+		# "ok 3 name" / "not ok 3 name # SKIP ...", without the numbers, and
+		# the TAP plan, compared with stock's like the cases ("none": some
+		# suites print none, such as pidfd_poll_test)
 		sed -nE 's/^((not )?ok) [0-9]+ (- )?(.*)/\1 \4/p' "$out/$label.$name.log" \
 			> "$out/$label.$name"
+		plan=$(sed -nE 's/^1\.\.([0-9]+).*/\1/p' "$out/$label.$name.log" | head -n 1)
+		echo "# plan: ${plan:-none}" >> "$out/$label.$name"
 		end=$(cut -d' ' -f1 /proc/uptime)
 		echo "# $t under $label: $(grep -c '^ok' "$out/$label.$name") ok," \
 			"$(grep -c '^not ok' "$out/$label.$name") not ok, $start-${end}s" > /dev/console
@@ -68,31 +81,111 @@ run_suites() {
 	done
 }
 
-# compare <baseline> <label> <suite...>: the same per-case results, flaky cases aside
+# finished <label> <suite>: the suite ran to its end on its own. Not killed (at
+# its timeout, or by anything else); at most one TAP plan, which its results
+# fill; and an exit status that agrees with them: 0 with no failed case, 1 with
+# one, 4 (KSFT_SKIP) with none. Says what is wrong otherwise.
+finished() {
+	f="$out/$1.$(echo "$2" | tr / _)"
+	rc=$(cat "$f.rc" 2> /dev/null || echo none)
+	plans=$(grep -cE '^1\.\.[0-9]+' "$f.log")
+	plan=$(sed -nE 's/^1\.\.([0-9]+).*/\1/p' "$f.log" | head -n 1)
+	cases=$(grep -c '^\(not \)\{0,1\}ok ' "$f")
+	failed=$(grep '^not ok' "$f" | grep -vc ' # SKIP')
+	bad=
+	case $rc in
+	137) bad="killed (signal 9): still running at its $timeout s timeout" ;;
+	0) [ "$failed" = 0 ] || bad="exit status 0 with $failed failed cases" ;;
+	1) [ "$failed" != 0 ] || bad="exit status 1 with no failed case" ;;
+	4) [ "$failed" = 0 ] || bad="exit status 4 (skip) with $failed failed cases" ;;
+	*) bad="exit status $rc" ;;
+	esac
+	[ "$plans" -le 1 ] || bad="${bad:+$bad; }$plans TAP plans"
+	[ -z "$plan" ] || [ "$plan" = "$cases" ] ||
+		bad="${bad:+$bad; }a plan of $plan cases, $cases results"
+	[ -z "$bad" ] || { echo "# $2 under $1: $bad"; return 1; }
+}
+
+# expected <mode> <suite>: stock 7.3's per-case results, as committed, in the
+# form of run_suites' files. mode: plain; favordynmods (cgroup2 remounted so);
+# v1 (no cgroup2, a named v1 hierarchy).
+expected() {
+	awk -F '\t' -v m="$1" -v t="$2" '$1 == m && $2 == t { print $3 }' "$stock"
+}
+
+# compare <mode> <label> <suite...>: each suite ran to its end, and gave stock
+# 7.3's per-case results (mode as for expected), flaky cases aside
 compare() {
-	base=$1 label=$2; shift 2
+	mode=$1 label=$2; shift 2
 	for t in "$@"; do
 		name=$(echo "$t" | tr / _)
 		flaky "$t" | sed 's/^/ok /' > $out/flaky
 		flaky "$t" | sed 's/^/not ok /' >> $out/flaky
+		expected "$mode" "$t" > $out/stock
 		if [ -s $out/flaky ]; then
-			grep -vxF -f $out/flaky "$out/$base.$name" > $out/a
+			grep -vxF -f $out/flaky $out/stock > $out/a
 			grep -vxF -f $out/flaky "$out/$label.$name" > $out/b
 		else
-			cp "$out/$base.$name" $out/a
+			cp $out/stock $out/a
 			cp "$out/$label.$name" $out/b
 		fi
-		# On a difference: the diff and each run's messages, before the result
-		# (run-tests forwards them to the host with it).
-		if diff -u $out/a $out/b > $out/diff; then
-			result 0 "$t: same results under $label as under $base"
-		else
+		# What is wrong (the diff, the run's messages) comes before the
+		# result: run-tests forwards it to the host with it.
+		ok=0
+		finished "$label" "$t" || ok=1
+		[ -s $out/stock ] || { echo "# $t: no committed results of stock 7.3 ($mode)"; ok=1; }
+		if ! diff -u $out/a $out/b > $out/diff; then
 			sed 's/^/# /' $out/diff | head -n 12
-			why "$base" "$t" | head -n 14
 			why "$label" "$t" | head -n 14
-			result 1 "$t: same results under $label as under $base"
+			ok=1
 		fi
+		result $ok "$t: same results under $label as on stock 7.3"
 	done
+}
+
+# The checks themselves, on stand-in suites against made-up stock results: one
+# that skips a case stock runs, one that hangs after filling its plan, each of
+# which must fail through the check it targets; and a control that gives
+# stock's results, which must pass.
+self_check() {
+	real_dir=$dir real_stock=$stock real_timeout=$timeout
+	dir=$out/forced stock=$out/forced/stock.txt timeout=3
+	mkdir -p $dir/forced
+	printf '#!/bin/sh\necho 1..2\necho ok 1 first\necho ok 2 second \\# SKIP forced\n' \
+		> $dir/forced/skip
+	printf '#!/bin/sh\necho 1..1\necho ok 1 first\nexec sleep 60\n' > $dir/forced/hang
+	printf '#!/bin/sh\necho 1..1\necho ok 1 first\n' > $dir/forced/good
+	chmod +x $dir/forced/skip $dir/forced/hang $dir/forced/good
+	printf 'plain\tforced/skip\t%s\n' 'ok first' 'ok second' '# plan: 2' > $stock
+	printf 'plain\tforced/hang\t%s\n' 'ok first' '# plan: 1' >> $stock
+	printf 'plain\tforced/good\t%s\n' 'ok first' '# plan: 1' >> $stock
+	run_suites forced forced/skip forced/hang forced/good 2> /dev/null
+	(compare plain forced forced/skip) > $out/forced/skip.out
+	sed 's/^/# forced skip: /' $out/forced/skip.out
+	grep -q '^not ok' $out/forced/skip.out &&
+		grep -qxF '# +ok second # SKIP forced' $out/forced/skip.out
+	result $? "the comparison with stock fails a suite that skips a case stock runs"
+	(compare plain forced forced/hang) > $out/forced/hang.out
+	sed 's/^/# forced hang: /' $out/forced/hang.out
+	grep -q '^not ok' $out/forced/hang.out &&
+		grep -qF 'killed (signal 9): still running at its 3 s timeout' $out/forced/hang.out
+	result $? "the comparison with stock fails a suite killed at its timeout"
+	(compare plain forced forced/good) > $out/forced/good.out
+	sed 's/^/# control: /' $out/forced/good.out
+	grep -qE '^ok [0-9]+ forced/good: same results under forced as on stock 7.3$' $out/forced/good.out
+	result $? "the comparison with stock passes a suite that gives stock's results"
+	dir=$real_dir stock=$real_stock timeout=$real_timeout
+}
+
+# cgroup v1: test_core runs the cases that apply on a named v1 hierarchy it
+# mounts itself, when it finds no cgroup2: in a mount namespace without it.
+v1_suites=cgroup/test_core
+printf '#!/bin/sh\numount /sys/fs/cgroup && mkdir -p /mnt && exec "$@"\n' > $out/v1
+chmod +x $out/v1
+v1() { # v1 <label>: the v1 suites under the current read
+	wrap="unshare -m $out/v1"
+	run_suites "$1" $v1_suites
+	wrap=
 }
 
 cgroup_suites="cgroup/test_core cgroup/test_kill cgroup/test_freezer cgroup/test_pids"
@@ -114,10 +207,13 @@ echo 4096 > /proc/sys/kernel/pid_max
 # read too ("ksft-pinned ...", "ksft-pinned_favordynmods ..."), so that the read
 # for merging is compared with stock 7.3 itself, in both rwsem modes.
 if [ "${1:-}" = --baseline ]; then
-	print() { # <prefix> <label> <suite...>
+	# print <prefix> <label> <suite...>: each suite's cases, and what is
+	# wrong if it did not run to its end on its own (finished)
+	print() {
 		prefix=$1 label=$2; shift 2
 		for t in "$@"; do
 			sed "s|^|$prefix $t |" "$out/$label.$(echo "$t" | tr / _)"
+			finished "$label" "$t" | sed 's/^# /ksft-error /'
 		done
 	}
 	# the series' boot read, then pinned; stock has no choice
@@ -127,6 +223,8 @@ if [ "${1:-}" = --baseline ]; then
 	[ "$boot_read" = stock ] || reads="$boot_read pinned"
 	run_suites baseline $cgroup_suites $pid_suites
 	print ksft baseline $cgroup_suites $pid_suites
+	v1 baseline_v1
+	print ksft-v1 baseline_v1 $v1_suites
 	# use_read <read>: switch the series' read, and say so if it did not switch
 	use_read() {
 		echo "$1" > $sysctl && [ "$(cat $sysctl)" = "$1" ] ||
@@ -138,7 +236,7 @@ if [ "${1:-}" = --baseline ]; then
 		run_suites pinned $cgroup_suites
 		print ksft-pinned pinned $cgroup_suites
 	fi
-	if mount -o remount,favordynmods /sys/fs/cgroup &&
+	if mount -o remount,nsdelegate,favordynmods /sys/fs/cgroup &&
 		grep -q ' /sys/fs/cgroup cgroup2 [^ ]*favordynmods' /proc/mounts; then
 		for r in $reads; do
 			{ [ "$r" = stock ] || use_read "$r"; } || continue
@@ -156,12 +254,14 @@ if [ "${1:-}" = --baseline ]; then
 fi
 
 echo "TAP version 13"
+self_check
 
 # Built-ins only: no module loaded.
 for impl in locked pinned seqcount rwlock; do
 	echo $impl > $sysctl
 	result $? "selected clone read $impl"
 	run_suites $impl $cgroup_suites
+	v1 ${impl}_v1
 done
 echo locked > $sysctl
 run_suites builtin $pid_suites
@@ -170,6 +270,7 @@ run_suites builtin $pid_suites
 insmod $ko
 result $? "loaded the module"
 run_suites module $cgroup_suites
+v1 module_v1
 run_suites module $pid_suites
 rmmod forkscale
 result $? "unloaded the module after its run"
@@ -185,7 +286,7 @@ result $? "unloaded the module after its delayed run"
 # favordynmods: moves then take current's per-threadgroup rwsem instead of the
 # global one, which the pinned read must rely on as well. Once on, the kernel
 # keeps the per-threadgroup rwsem until reboot, so this runs last.
-mount -o remount,favordynmods /sys/fs/cgroup &&
+mount -o remount,nsdelegate,favordynmods /sys/fs/cgroup &&
 	grep -q ' /sys/fs/cgroup cgroup2 [^ ]*favordynmods' /proc/mounts
 result $? "cgroup2 remounted with favordynmods"
 for impl in locked pinned; do
@@ -195,22 +296,15 @@ done
 echo locked > $sysctl
 echo "$saved_pid_max" > /proc/sys/kernel/pid_max
 
-# Every suite must exist and report its cases, and every case must pass under
-# the baseline (locked, or the built-in pid freeing) unless it is on the
-# committed list of known failures, with its reason.
+# Every suite must exist and report its cases. (That every case stock 7.3
+# fails or skips is a known failure, with its reason, the host checks on the
+# committed ksft-stock.txt: tests/host/ksft_stock.sh.)
 for t in $cgroup_suites $pid_suites; do
 	name=$(echo "$t" | tr / _)
 	base=locked
 	[ -s "$out/$base.$name" ] || base=builtin
-	[ -x "$dir/$t" ] && [ -s "$out/$base.$name" ]
+	[ -x "$dir/$t" ] && grep -q '^\(not \)\{0,1\}ok ' "$out/$base.$name"
 	result $? "$t exists and reported its cases"
-	bad=$(sed -n 's/^not ok //p' "$out/$base.$name" 2>/dev/null | sed 's/ # .*//' |
-		while IFS= read -r c; do
-			grep -qF "$t	$c	" $known 2>/dev/null || echo "$c"
-		done)
-	[ -z "$bad" ] || echo "$bad" | sed "s|^|# $t: unexpected failure: |"
-	[ -z "$bad" ]
-	result $? "$t: every case passes or is a known failure"
 done
 # pidfd_test's recycled-pid case: a pidfd to a reaped task must not signal the
 # next holder of its number, which batching delays. It must have run, not
@@ -220,10 +314,16 @@ for impl in builtin module module_delay; do
 		"$out/$impl.pidfd_pidfd_test"
 	result $? "pidfd/pidfd_test: the recycled-pid case ran under $impl"
 done
-for impl in pinned seqcount rwlock module; do
-	compare locked $impl $cgroup_suites
+for impl in locked pinned seqcount rwlock module; do
+	compare plain $impl $cgroup_suites
 done
-compare locked_favordynmods pinned_favordynmods $cgroup_suites
-compare builtin module $pid_suites
-compare builtin module_delay $pid_suites
+for impl in locked pinned seqcount rwlock module; do
+	compare v1 ${impl}_v1 $v1_suites
+done
+for impl in locked pinned; do
+	compare favordynmods ${impl}_favordynmods $cgroup_suites
+done
+for impl in builtin module module_delay; do
+	compare plain $impl $pid_suites
+done
 echo "1..$n"

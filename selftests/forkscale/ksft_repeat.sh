@@ -17,7 +17,7 @@ out=/tmp/ksft_repeat
 mkdir -p $out
 echo "$impl" > /proc/sys/kernel/cgroup_clone_read || exit 1
 if [ "${FORKSCALE_KSFT_FAVORDYNMODS:-0}" = 1 ]; then
-	mount -o remount,favordynmods /sys/fs/cgroup || exit 1
+	mount -o remount,nsdelegate,favordynmods /sys/fs/cgroup || exit 1
 	impl=${impl}_favordynmods
 fi
 echo 4096 > /proc/sys/kernel/pid_max

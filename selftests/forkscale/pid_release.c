@@ -10,10 +10,14 @@
 #include <sched.h>
 #include <dirent.h>
 #include <sys/klog.h>
+#include <sys/mman.h>
 
 #include "kselftest_harness.h"
 #include "forkscale_util.h"
 
+
+/* pid_max inside the nested namespace: its minimum is RESERVED_PIDS + 1 */
+#define NESTED_PID_MAX "400"
 
 static long long pid_stat(const char *key)
 {
@@ -505,6 +509,108 @@ TEST(thread_storm_forms_batches)
 	TH_LOG("%lld thread pids freed in %lld pidmap_lock acquisitions (%.2f per batch)",
 	       freed, batches, batches ? (double)freed / batches : 0.0);
 	EXPECT_EQ(0, unload_module());
+}
+
+/* What the init of nested_pid_max_exhaustion_is_unchanged's namespace saw. */
+struct nested_fill {
+	int before, with, after, failed;
+	int err_before, err_with, err_after;
+	long long pressure;
+	int setup; /* the step that failed, 0 if none */
+};
+
+/* Fills a nested namespace's pids, as its init, and records it in @r. */
+static void nested_init(struct nested_fill *r)
+{
+	static pid_t kids[MAX_KIDS];
+	int n, i, j;
+
+	/* its own pid_max: per namespace since 6.14, here below the parent's */
+	if (write_str(PID_MAX, NESTED_PID_MAX)) {
+		r->setup = 1;
+		return;
+	}
+	/* a first fill moves the cursor past RESERVED_PIDS: allocation then wraps to 300 */
+	n = fill_pids(kids, &r->err_before);
+	kill_kids(kids, 0, n);
+	r->before = fill_pids(kids, &r->err_before);
+	kill_kids(kids, 0, r->before);
+
+	/* a long delay: only a flush on pressure frees a batched pid in time */
+	if (load_module_args("pid_batch=64 pid_max_delay_ms=1000") ||
+	    write_str(PID_STATS, "0")) {
+		r->setup = 2;
+		return;
+	}
+	r->with = fill_pids(kids, &r->err_with);
+	for (i = 0; i < 50; i++) {
+		/* eight exits, then eight forks, at the namespace's limit */
+		kill_kids(kids, r->with - 8, r->with);
+		for (j = r->with - 8; j < r->with; j++) {
+			kids[j] = fork();
+			if (kids[j] == 0) {
+				pause();
+				_exit(0);
+			}
+			if (kids[j] < 0) {
+				r->failed++;
+				kids[j] = getpid(); /* skipped by kill_kids() */
+			}
+		}
+	}
+	r->pressure = pid_stat("flush_pressure");
+	kill_kids(kids, 0, r->with);
+	if (unload_module()) {
+		r->setup = 3;
+		return;
+	}
+	r->after = fill_pids(kids, &r->err_after);
+	kill_kids(kids, 0, r->after);
+}
+
+/*
+ * A nested pid namespace with a pid_max of its own, below the parent's: its
+ * forks fail with EAGAIN at the same count with and without the module, and
+ * after it is unloaded, and cycles of exit and fork at that limit never fail
+ * while the namespace's reaped pids wait in batches (its idr is full while
+ * the parent's has room: the pressure flush must see that level too).
+ */
+TEST_F_TIMEOUT(ns, nested_pid_max_exhaustion_is_unchanged, 600)
+{
+	struct nested_fill *r;
+	pid_t outer, init;
+	int status;
+
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, r);
+	outer = fork();
+	ASSERT_LE(0, outer);
+	if (outer == 0) {
+		if (unshare(CLONE_NEWPID))
+			_exit(1);
+		init = fork();
+		if (init == 0) {
+			nested_init(r);
+			_exit(0);
+		}
+		_exit(init > 0 && waitpid(init, &status, 0) == init &&
+		      WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : 2);
+	}
+	ASSERT_EQ(outer, waitpid(outer, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, r->setup);
+	EXPECT_EQ(EAGAIN, r->err_before);
+	EXPECT_EQ(EAGAIN, r->err_with);
+	EXPECT_EQ(EAGAIN, r->err_after);
+	EXPECT_LT(0, r->before);
+	EXPECT_EQ(r->before, r->with);
+	EXPECT_EQ(0, r->failed);
+	EXPECT_EQ(r->before, r->after);
+	EXPECT_LT(0, r->pressure);
+	TH_LOG("pid_max %s in the nested namespace: %d children before, %d with the module (%lld pressure flushes), %d after",
+	       NESTED_PID_MAX, r->before, r->with, r->pressure, r->after);
+	munmap(r, sizeof(*r));
 }
 
 /* Bad parameters are refused at load, and change nothing. */

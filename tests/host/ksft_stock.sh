@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The committed stock 7.3 results of the kernel's selftests
+# (selftests/forkscale/ksft-stock.txt), which make check compares every
+# implementation with: every suite the guest runs has them (the cgroup suites
+# with favordynmods too), and every case stock fails or skips is on the
+# known-failures list with its reason, and no entry there is stale. Checked on
+# the committed files, then on copies with an unlisted skip, an unlisted
+# failure and a missing suite, each of which must be caught.
+#   ksft_stock.sh [<ksft-stock.txt> <ksft-known-failures.txt>]
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+dir=$top/selftests/forkscale
+# the suites the guest builds and runs (KSFT_PROGS of its Makefile)
+suites=$(printf 'include Makefile\nprint-ksft:\n\t@echo $(KSFT_PROGS)\n' |
+	make -s -C "$dir" -f - KSRC=/nonexistent print-ksft)
+
+# problems <stock file> <known file>: one line per problem
+problems() {
+	local stock=$1 known=$2 t mode c
+	awk -F '\t' '!/^#/ && (NF != 3 || ($1 != "plain" && $1 != "favordynmods" && $1 != "v1") ||
+		$3 !~ /^((not )?ok |# plan: ([0-9]+|none)$)/) { print "malformed line " NR ": " $0 }' "$stock"
+	for t in $suites; do
+		for mode in plain $(case $t in cgroup/*) echo favordynmods ;; esac) \
+			$(case $t in cgroup/test_core) echo v1 ;; esac); do
+			awk -F '\t' -v m="$mode" -v t="$t" '$1 == m && $2 == t { n++ } END { exit !n }' \
+				"$stock" || echo "no $mode results of $t"
+		done
+	done
+	# A case that fails or skips: its name, the directive left out. A skip of
+	# ksft_test_result_skip() prints no name before "# SKIP": its reason names it.
+	awk -F '\t' '!/^#/ && ($3 ~ /^not ok / || $3 ~ / # SKIP/) {
+		c = $3; sub(/^(not )?ok /, "", c)
+		if (c ~ /^# SKIP/) sub(/^# SKIP */, "", c); else sub(/ # .*/, "", c)
+		print $2 "\t" c }' "$stock" | sort -u |
+		while IFS=$'\t' read -r t c; do
+			awk -F '\t' -v t="$t" -v c="$c" '$1 == t && $2 == c && $3 != "" { f = 1 }
+				END { exit !f }' "$known" || printf 'not listed with a reason: %s\t%s\n' "$t" "$c"
+		done
+	# A listed case that is not flaky must still fail or skip on stock.
+	awk -F '\t' '!/^#/ && NF >= 3 && $3 !~ /^flaky:/ { print $1 "\t" $2 }' "$known" |
+		while IFS=$'\t' read -r t c; do
+			awk -F '\t' -v t="$t" -v c="$c" '$2 == t && ($3 ~ /^not ok / || $3 ~ / # SKIP/) &&
+				index($3, c) { f = 1 } END { exit !f }' "$stock" ||
+				echo "listed, but stock 7.3 neither fails nor skips it: $t $c"
+		done
+}
+
+stock=${1:-$dir/ksft-stock.txt} known=${2:-$dir/ksft-known-failures.txt}
+bad=$(problems "$stock" "$known")
+n=$(grep -vc '^#' "$stock")
+if [ -z "$bad" ] && [ "$n" -gt 0 ]; then
+	echo "ok host: stock 7.3's $n committed selftest results cover every suite, each failure and skip listed with its reason"
+else
+	echo "not ok host: stock 7.3's $n committed selftest results cover every suite, each failure and skip listed with its reason"
+	printf '%s\n' "$bad" | head -n 20 | sed 's/^/# /'
+fi
+[ $# -eq 0 ] || exit 0
+
+# The check catches each kind of gap, by the problem it targets.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+twin() { # <description> <ERE of the problem> <sed script for the stock file>
+	sed "$3" "$stock" > "$tmp/stock"
+	problems "$tmp/stock" "$known" > "$tmp/problems"
+	if grep -qE "$2" "$tmp/problems"; then
+		echo "ok host: the check of stock's results catches $1"
+	else
+		echo "not ok host: the check of stock's results catches $1"
+	fi
+}
+twin "an unlisted skip" '^not listed with a reason: clone3/clone3	' \
+	'0,/^plain\tclone3\/clone3\tok \(.*\)$/s//plain\tclone3\/clone3\tok \1 # SKIP forced/'
+twin "an unlisted failure" '^not listed with a reason: pidfd/pidfd_open_test	' \
+	'0,/^plain\tpidfd\/pidfd_open_test\tok /s//plain\tpidfd\/pidfd_open_test\tnot ok /'
+twin "a suite with no v1 results" '^no v1 results of cgroup/test_core$' \
+	'/^v1\tcgroup\/test_core\t/d'
+twin "a suite with no results" '^no favordynmods results of cgroup/test_pids$' \
+	'/^favordynmods\tcgroup\/test_pids\t/d'
