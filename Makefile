@@ -97,6 +97,7 @@ bench: $(if $(PREBUILT),,deps)
 		echo "bench: building the $$f kernels (cached) and initramfs"; \
 		$(MAKE) -s --no-print-directory initramfs FLAVOR=$$f; \
 		FLAVOR=$$f $(STOCK_KERNEL) build > /dev/null; \
+		[ "$(KERNELS)" = series ] || FLAVOR=$$f $(POSTED_KERNEL) build > /dev/null; \
 	done)
 	@OUT='$(OUT)' bench/bench.sh $(OUT)/bench
 

@@ -10,10 +10,12 @@
 # run), REPS, LOCK_REPS, SECS, MIGRATIONS override the mode's defaults;
 # RESULTS (where the report goes, default Documentation/); VARIANTS (the series'
 # variants to run, default all) and WORKLOADS (default all), comma lists;
-# KERNELS=series boots the series alone, to compare two of its variants (stock
-# is booted by default);
+# KERNELS=series boots the series alone, to compare two of its variants (by
+# default stock and the posted kernel, stock plus the merge set alone, boot
+# too, each as its one variant);
 # PREBUILT=<dir>: boot the kernels and initramfs images in <dir>, named
-# <flavour>-stock.bzImage, <flavour>-series.bzImage and <flavour>.initramfs.cpio.gz,
+# <flavour>-stock.bzImage, <flavour>-series.bzImage, <flavour>-posted.bzImage
+# and <flavour>.initramfs.cpio.gz,
 # instead of the cached builds (a host with QEMU but no toolchain; usage.rst).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,22 +41,21 @@ fi
 series_variants=${VARIANTS:-locked,pinned,seqcount,rwlock,module,module_nobatch}
 workloads=${WORKLOADS:-threadspawn,forkexit,clone_processes,pgrp_exit,migrate_pingpong}
 results=${RESULTS:-$top/Documentation}
-kernels=${KERNELS:-stock series}
-case $kernels in "stock series" | series) ;; *) echo "bench: error: KERNELS must be series or unset" >&2; exit 1 ;; esac
+kernels=${KERNELS:-stock series posted}
+case $kernels in "stock series posted" | series) ;; *) echo "bench: error: KERNELS must be series or unset" >&2; exit 1 ;; esac
 
 die() { echo "bench: error: $*" >&2; exit 1; }
 
-kernel_of() { # <flavour> <stock|series>: the bzImage
+kernel_of() { # <flavour> <stock|series|posted>: the bzImage
 	local kdir
 	if [ -n "${PREBUILT:-}" ]; then
 		echo "$PREBUILT/$1-$2.bzImage"
 		return
 	fi
-	if [ "$2" = stock ]; then
-		kdir=$(SERIES_DIR=$top/kernel/stock FLAVOR=$1 "$top/kernel/kernel.sh" kdir)
-	else
-		kdir=$(FLAVOR=$1 "$top/kernel/kernel.sh" kdir)
-	fi
+	case $2 in
+	stock | posted) kdir=$(SERIES_DIR=$top/kernel/$2 FLAVOR=$1 "$top/kernel/kernel.sh" kdir) ;;
+	*) kdir=$(FLAVOR=$1 "$top/kernel/kernel.sh" kdir) ;;
+	esac
 	# A build directory holds a bzImage before its build is done: ask for .done.
 	[ -f "$kdir/.done" ] && echo "$kdir/arch/x86/boot/bzImage" || echo "$kdir/(not built)"
 }
@@ -80,8 +81,12 @@ done
 plan=()
 for smp in $smp_list; do
 	for rep in $(seq 1 "$reps"); do
-		# Alternate which kernel boots first, so neither always runs on a cold host.
-		if [ $((rep % 2)) = 1 ]; then order="stock series"; else order="series stock"; fi
+		# Rotate which kernel boots first, so none always runs on a cold host.
+		case $((rep % 3)) in
+		1) order="stock series posted" ;;
+		2) order="series posted stock" ;;
+		0) order="posted stock series" ;;
+		esac
 		[ "$kernels" = series ] && order=series
 		for k in $order; do plan+=("$smp perf $k $rep"); done
 	done
@@ -122,7 +127,7 @@ i=0 failed=0 start=$SECONDS
 for entry in "${plan[@]}"; do
 	read -r smp flavour k rep <<< "$entry"
 	i=$((i + 1))
-	if [ "$k" = stock ]; then variants=stock; else variants=$series_variants; fi
+	case $k in stock | posted) variants=$k ;; *) variants=$series_variants ;; esac
 	dir=$out/smp$smp/$flavour-$k-$rep
 	t0=$SECONDS
 	mkdir -p "$(dirname "$dir")"

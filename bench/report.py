@@ -21,10 +21,12 @@ import sys
 import textwrap
 from collections import defaultdict
 
-VARIANTS = ["stock", "locked", "pinned", "seqcount", "rwlock", "module", "module_nobatch",
+VARIANTS = ["stock", "posted", "locked", "pinned", "seqcount", "rwlock", "module", "module_nobatch",
             "module_findable"]
 VARIANT_TEXT = {
     "stock": "stock 7.3 (Debian linux-source-7.3), no series",
+    "posted": "stock 7.3 plus the merge set alone (cgroup/ and pid/ series, kernel/posted/): "
+              "the pinned read, free_pids() batching",
     "locked": "series, built-in locked read",
     "pinned": "series, built-in pinned read (no lock)",
     "seqcount": "series, built-in seqcount read",
@@ -46,7 +48,7 @@ WORKLOAD_TEXT = {
 }
 LOCKS = ["css_set_lock", "tasklist_lock", "pidmap_lock", "css_set_clone_lock"]
 COLORS = {
-    "stock": "#444444", "locked": "#1f77b4", "pinned": "#17becf", "seqcount": "#2ca02c",
+    "stock": "#444444", "posted": "#bcbd22", "locked": "#1f77b4", "pinned": "#17becf", "seqcount": "#2ca02c",
     "rwlock": "#ff7f0e", "module": "#d62728", "module_nobatch": "#9467bd",
     "module_findable": "#8c564b",
 }
