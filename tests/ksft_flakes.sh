@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs kernel selftest suites RUNS times (default 10) in one boot of the debug
-# kernel, under the clone read IMPL (default locked; FAVORDYNMODS=1 remounts
-# cgroup2 with favordynmods first; HOG=N runs N busy loops in the guest
-# throughout), and prints how often each
-# case passed: the evidence a flaky case needs before it goes on
+# kernel, under the clone read IMPL (default locked; stock for a stock kernel;
+# FAVORDYNMODS=1 remounts cgroup2 with favordynmods first; HOG=N runs N busy
+# loops in the guest throughout), and prints how often each case passed: the
+# evidence a flaky case needs before it goes on
 # selftests/forkscale/ksft-known-failures.txt.
 #   ksft_flakes.sh <bzImage> <selftests-dir> <outdir> [suite...]
 set -euo pipefail

@@ -5,7 +5,7 @@
 # Not in make check's list: tests/ksft_flakes.sh boots it. Environment (from
 # the kernel command line): FORKSCALE_KSFT_SUITES (comma list, default the
 # cgroup suites), FORKSCALE_KSFT_RUNS (default 10), FORKSCALE_KSFT_IMPL
-# (default locked), FORKSCALE_KSFT_FAVORDYNMODS (1: remount cgroup2 with
+# (default locked; stock on a kernel without the series), FORKSCALE_KSFT_FAVORDYNMODS (1: remount cgroup2 with
 # favordynmods first, as kernel_selftests.sh's last runs do), FORKSCALE_KSFT_HOG
 # (N: N busy loops run throughout, which make a case that races the guest's
 # scheduling lose more often, under every implementation alike).
@@ -15,7 +15,12 @@ runs=${FORKSCALE_KSFT_RUNS:-10}
 impl=${FORKSCALE_KSFT_IMPL:-locked}
 out=/tmp/ksft_repeat
 mkdir -p $out
-echo "$impl" > /proc/sys/kernel/cgroup_clone_read || exit 1
+# stock: a kernel without the series, which has no such sysctl
+if [ "$impl" = stock ]; then
+	[ ! -e /proc/sys/kernel/cgroup_clone_read ] || exit 1
+else
+	echo "$impl" > /proc/sys/kernel/cgroup_clone_read || exit 1
+fi
 if [ "${FORKSCALE_KSFT_FAVORDYNMODS:-0}" = 1 ]; then
 	mount -o remount,nsdelegate,favordynmods /sys/fs/cgroup || exit 1
 	impl=${impl}_favordynmods
