@@ -43,7 +43,7 @@ expect_fail selftest-die "harness reports a guest that died half-way as a failur
 # report depends on how far the unload got: KASAN's use-after-free of its state
 # with the module's code in the access's call trace (the access itself may be a
 # kernel function it called: _raw_spin_lock() on its freed queue, seen at
-# 1ff9967), or, once its text is freed, a page fault or an
+# dd2058d), or, once its text is freed, a page fault or an
 # int3 (freed module text may be filled with int3) at an unnamed RIP there. The
 # 1 s sleep is longer than an unload, so it is mostly the last. The module's
 # frames are not always named: its symbols may be gone already. Module space
