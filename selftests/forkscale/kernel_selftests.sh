@@ -89,7 +89,7 @@ finished() {
 	f="$out/$1.$(echo "$2" | tr / _)"
 	rc=$(cat "$f.rc" 2> /dev/null || echo none)
 	plans=$(grep -cE '^1\.\.[0-9]+' "$f.log")
-	plan=$(sed -nE 's/^1\.\.([0-9]+).*/\1/p' "$f.log" | head -n 1)
+	plan=$(sed -n 's/^# plan: \([0-9]*\)$/\1/p' "$f")
 	cases=$(grep -c '^\(not \)\{0,1\}ok ' "$f")
 	failed=$(grep '^not ok' "$f" | grep -vc ' # SKIP')
 	bad=
