@@ -53,8 +53,11 @@ run: initramfs
 	@qemu/run-vm.sh $(BZIMAGE) $(INITRD) $(OUT)/run run
 	@qemu/report.sh $(OUT)/run
 
+# The posted kernel (stock 7.3 and the merge set alone) boots in it too.
+POSTED_BZIMAGE = $(shell FLAVOR='$(FLAVOR)' $(POSTED_KERNEL) kdir)/arch/x86/boot/bzImage
 check: initramfs
-	@tests/check.sh $(BZIMAGE) $(INITRD) $(KDIR) $(OUT)/check
+	@$(POSTED_KERNEL) build > /dev/null
+	@tests/check.sh $(BZIMAGE) $(INITRD) $(KDIR) $(OUT)/check $(POSTED_BZIMAGE)
 
 # The development loop: one boot, the guest tests T names (T=a,b; CASE=<case> for one
 # kselftest-harness case; TWIN=<name> boots that broken twin of tests/twins.txt as the

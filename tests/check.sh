@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `make check`: host-side checks and every in-guest test, as one TAP stream
 # ending in "N passed, N failed, N skipped". Exits non-zero on any failure.
-#   check.sh <bzImage> <initramfs> <kdir> <outdir>
+#   check.sh <bzImage> <initramfs> <kdir> <outdir> <posted bzImage>
 set -uo pipefail
-kernel=$1 initrd=$2 kdir=$3 out=$4
+kernel=$1 initrd=$2 kdir=$3 out=$4 posted=$5
 top=$(cd "$(dirname "$0")/.." && pwd)
 n=0 passed=0 failed=0 skipped=0
 
@@ -79,11 +79,12 @@ guest() {
 	touch "$out/$dir/results.log"
 }
 
-# Four guests. The main one, the twins' and the kmemleak one run on one host
-# thread each (single-threaded TCG): the main one, the longest, boots first and
-# runs throughout, while the host checks (niced, so that they do not slow it),
-# the multi-threaded guest (two host threads, for its 3 to 4 minutes), then the
-# twins' guest and the kmemleak guest use the other core.
+# Five guests. The main one, the twins', the kmemleak and the posted kernel's
+# run on one host thread each (single-threaded TCG): the main one, the longest,
+# boots first and runs throughout, while the host checks (niced, so that they
+# do not slow it), the multi-threaded guest (two host threads, for its 3 to 4
+# minutes), then the twins' guest, the kmemleak guest and the posted kernel's
+# use the other core.
 main_guest() {
 	TIMEOUT=${CHECK_TIMEOUT:-3600} guest vm "guest ran every test and shut down cleanly" check
 }
@@ -118,6 +119,16 @@ kmemleak_guest() {
 	TIMEOUT=${KMEMLEAK_TIMEOUT:-1200} guest kmemleak \
 		"kmemleak guest ran the module's tests and shut down cleanly" \
 		kmemleak kmemleak=on FORKSCALE_LOAD_CYCLES=30
+}
+
+# The posted kernel: stock 7.3 and the merge set alone (kernel/posted/series),
+# built from the same config fragments. The kernel's selftests, each compared
+# with stock 7.3's committed results (kernel_selftests.sh --posted).
+posted_guest() {
+	local kernel=$posted
+	echo "# booting the posted kernel's VM (${SMP:-2} vCPUs)"
+	TIMEOUT=${POSTED_TIMEOUT:-1200} guest posted \
+		"posted kernel's guest ran the kernel selftests and shut down cleanly" posted
 }
 
 # make run's job, once, with a 1 s workload: the guest boots, loads the module,
@@ -167,7 +178,7 @@ make_run() {
 
 manifest_checks() {
 	cat "$out/vm/results.log" "$out/mttcg/results.log" "$out/twins/results.log" \
-		"$out/kmemleak/results.log" > "$out/results.log"
+		"$out/kmemleak/results.log" "$out/posted/results.log" > "$out/results.log"
 	"$top/tests/host/manifest.sh" "$out/results.log"
 	# The manifest check itself: the same results less one must fail it.
 	grep -aE '^(not )?ok ' "$out/results.log" | sed '$d' > "$out/results-less-one.log"
@@ -251,6 +262,7 @@ report < <(mttcg_guest)
 report < <(make_run)
 report < <(twins_guest)
 report < <(kmemleak_guest)
+report < <(posted_guest)
 echo "# time: host: the host checks and the other guests took $SECONDS s"
 echo "# waiting for the test VM"
 wait "$main_pid"

@@ -19,15 +19,15 @@ committed=$top/selftests/forkscale/ksft-stock.txt
 
 # stock_results <results.log of a stock boot>: its selftest results in the form
 # of the committed ksft-stock.txt, "<mode>\t<suite>\t<result>", mode plain,
-# favordynmods or v1; a flaky case, or one that may time out, as "ok" whatever
-# it gave this time.
+# favordynmods or v1; a flaky case, one that may time out, or one that tests a
+# stock bug the merge set fixes ("fixed:"), as "ok" whatever it gave this time.
 stock_results() {
 	{
 		sed -n 's/^ksft \([^ ]*\) /plain\t\1\t/p' "$1"
 		sed -n 's/^ksft-favordynmods \([^ ]*\) /favordynmods\t\1\t/p' "$1"
 		sed -n 's/^ksft-v1 \([^ ]*\) /v1\t\1\t/p' "$1"
 	} | tr -d '\r' |
-		awk -F '\t' 'NR == FNR { if ($3 ~ /^(flaky|timeout):/) flaky[$1 "\t" $2] = 1; next }
+		awk -F '\t' 'NR == FNR { if ($3 ~ /^(flaky|timeout|fixed):/) flaky[$1 "\t" $2] = 1; next }
 		{ c = $3; sub(/^(not )?ok /, "", c); sub(/ # .*/, "", c)
 		  if (($2 "\t" c) in flaky) $3 = "ok " c; print }' OFS='\t' "$known" -
 }
@@ -87,10 +87,16 @@ grep -a '^conformance-error' "$out/series/results.log" | sed 's/^/not ok conform
 # The kernel's selftests: stock 7.3 is the baseline the known failures are
 # judged by. Every suite must report the same per-case results on the series,
 # flaky cases aside, and every case stock fails must be on the known list.
+# A "fixed:" case tests a stock bug that the merge set fixes: stock may fail it,
+# and is taken as passing it, so that every other kernel must.
 ksft() { # <name> [prefix]: "<suite> <result> <case>", flaky cases left out
 	sed -n "s/^${2:-ksft} //p" "$out/$1/results.log" | tr -d '\r' |
-		awk -F '\t' 'NR == FNR { if ($3 ~ /^(flaky|timeout):/) flaky[$1 " " $2] = 1; next }
-		{ c = $0; sub(/ (not )?ok /, " ", c); sub(/ # .*/, "", c); if (!(c in flaky)) print }' "$known" -
+		awk -F '\t' -v stock="$([ "$1" != stock ] || echo 1)" '
+		NR == FNR { if ($3 ~ /^(flaky|timeout):/) flaky[$1 " " $2] = 1
+			    if ($3 ~ /^fixed:/) fixed[$1 " " $2] = 1; next }
+		{ c = $0; sub(/ (not )?ok /, " ", c); sub(/ # .*/, "", c)
+		  if (stock && (c in fixed)) { split(c, w, " "); print w[1] " ok " substr(c, length(w[1]) + 2); next }
+		  if (!(c in flaky)) print }' "$known" -
 }
 # same <stock file> <series file> <what the series ran>: one line per suite of
 # the stock file

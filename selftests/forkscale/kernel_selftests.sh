@@ -267,11 +267,36 @@ if [ "${1:-}" = --baseline ]; then
 	exit 0
 fi
 
+# --posted (make check's boot of the posted kernel: stock 7.3 and the merge set
+# alone, with no sysctl of the series and no module): every suite once,
+# test_core on cgroup v1, and the cgroup suites with cgroup2 remounted
+# favordynmods, each compared with stock 7.3. The series' own pinned read is
+# the merge set's cgroup_css_set_fork() behind a static call, so it is run
+# here, as posted, and not again in the series' boot.
+if [ "${1:-}" = --posted ]; then
+	echo "TAP version 13"
+	[ ! -e $sysctl ]
+	result $? "booted a kernel without the series' clone reads (the posted kernel)"
+	run_suites posted $cgroup_suites $pid_suites
+	v1 posted_v1
+	mount -o remount,nsdelegate,favordynmods /sys/fs/cgroup &&
+		grep -q ' /sys/fs/cgroup cgroup2 [^ ]*favordynmods' /proc/mounts
+	result $? "cgroup2 remounted with favordynmods"
+	run_suites posted_favordynmods $cgroup_suites
+	echo "$saved_pid_max" > /proc/sys/kernel/pid_max
+	compare plain posted $cgroup_suites $pid_suites
+	compare v1 posted_v1 $v1_suites
+	compare favordynmods posted_favordynmods $cgroup_suites
+	echo "1..$n"
+	exit 0
+fi
+
 echo "TAP version 13"
 self_check
 
-# Built-ins only: no module loaded.
-for impl in locked pinned seqcount rwlock; do
+# Built-ins only: no module loaded. The pinned read runs on the posted kernel
+# (--posted above).
+for impl in locked seqcount rwlock; do
 	echo $impl > $sysctl
 	result $? "selected clone read $impl"
 	run_suites $impl $cgroup_suites
@@ -298,16 +323,14 @@ rmmod forkscale
 result $? "unloaded the module after its delayed run"
 
 # favordynmods: moves then take current's per-threadgroup rwsem instead of the
-# global one, which the pinned read must rely on as well. Once on, the kernel
-# keeps the per-threadgroup rwsem until reboot, so this runs last.
+# global one, which the pinned read must rely on as well (the posted kernel's
+# run checks it). Once on, the kernel keeps the per-threadgroup rwsem until
+# reboot, so this runs last.
 mount -o remount,nsdelegate,favordynmods /sys/fs/cgroup &&
 	grep -q ' /sys/fs/cgroup cgroup2 [^ ]*favordynmods' /proc/mounts
 result $? "cgroup2 remounted with favordynmods"
-for impl in locked pinned; do
-	echo $impl > $sysctl
-	run_suites ${impl}_favordynmods $cgroup_suites
-done
 echo locked > $sysctl
+run_suites locked_favordynmods $cgroup_suites
 echo "$saved_pid_max" > /proc/sys/kernel/pid_max
 
 # Every suite must exist and report its cases. (That every case stock 7.3
@@ -328,15 +351,13 @@ for impl in builtin module module_delay; do
 		"$out/$impl.pidfd_pidfd_test"
 	result $? "pidfd/pidfd_test: the recycled-pid case ran under $impl"
 done
-for impl in locked pinned seqcount rwlock module; do
+for impl in locked seqcount rwlock module; do
 	compare plain $impl $cgroup_suites
 done
-for impl in locked pinned seqcount rwlock module; do
+for impl in locked seqcount rwlock module; do
 	compare v1 ${impl}_v1 $v1_suites
 done
-for impl in locked pinned; do
-	compare favordynmods ${impl}_favordynmods $cgroup_suites
-done
+compare favordynmods locked_favordynmods $cgroup_suites
 for impl in builtin module module_delay; do
 	compare plain $impl $pid_suites
 done

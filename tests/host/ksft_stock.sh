@@ -5,7 +5,8 @@
 # with favordynmods too), and every case stock fails or skips is on the
 # known-failures list with its reason, and no entry there is stale. Checked on
 # the committed files, then on copies with an unlisted skip, an unlisted
-# failure and a missing suite, each of which must be caught.
+# failure, a fixed stock bug recorded failing and a missing suite, each of
+# which must be caught.
 #   ksft_stock.sh [<ksft-stock.txt> <ksft-known-failures.txt>]
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,9 +40,17 @@ problems() {
 				END { exit !f }' "$known" ||
 				printf 'not listed with a reason: %s %s\t%s\n' "$m" "$t" "$c"
 		done
-	# A listed case that is neither flaky nor a timeout must still fail or skip
-	# on stock: in its mode, or plain for one listed for every mode.
-	awk -F '\t' '!/^#/ && NF >= 3 && $3 !~ /^(flaky|timeout):/ { print $1 "\t" $2 }' "$known" |
+	# A stock bug that the merge set fixes is recorded as passing, as every
+	# kernel compared with stock must pass it.
+	awk -F '\t' '!/^#/ && $3 ~ /^fixed:/ { print $1 "\t" $2 }' "$known" |
+		while IFS=$'\t' read -r t c; do
+			awk -F '\t' -v t="$t" -v c="$c" '$2 == t && $3 == "not ok " c {
+				print "a stock bug the merge set fixes, recorded failing (" $1 "): " t " " c }' "$stock"
+		done
+	# A listed case that is neither flaky, nor a timeout, nor a stock bug the
+	# merge set fixes (which the committed file records as passing) must still
+	# fail or skip on stock: in its mode, or plain for one listed for every mode.
+	awk -F '\t' '!/^#/ && NF >= 3 && $3 !~ /^(flaky|timeout|fixed):/ { print $1 "\t" $2 }' "$known" |
 		while IFS=$'\t' read -r t c; do
 			m=plain
 			case $c in *:*) m=${c%%:*} c=${c#*:} ;; esac
@@ -82,6 +91,9 @@ twin "an unlisted failure" '^not listed with a reason: plain pidfd/pidfd_open_te
 twin "a skip listed for v1 alone, in plain" \
 	'^not listed with a reason: plain cgroup/test_core	test_cgcore_populated$' \
 	's/^plain\tcgroup\/test_core\tok test_cgcore_populated$/plain\tcgroup\/test_core\tok # SKIP test_cgcore_populated/'
+twin "a fixed stock bug recorded failing" \
+	'^a stock bug the merge set fixes, recorded failing \(plain\): cgroup/test_kill test_cgkill_fork_race$' \
+	's/^plain\tcgroup\/test_kill\tok test_cgkill_fork_race$/plain\tcgroup\/test_kill\tnot ok test_cgkill_fork_race/'
 twin "a suite with no v1 results" '^no v1 results of cgroup/test_core$' \
 	'/^v1\tcgroup\/test_core\t/d'
 twin "a suite with no results" '^no favordynmods results of cgroup/test_pids$' \
