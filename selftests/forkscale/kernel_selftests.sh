@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The kernel's own selftests of the paths forkscale changes, run under each
 # implementation, and required to give stock 7.3's per-case results:
-#  - cgroup suites under every kernel.cgroup_clone_read built-in and the module;
+#  - cgroup suites under the kernel.cgroup_clone_read built-ins and the module
+#    (the pinned read on the posted kernel: --posted);
 #  - clone3, pidfd and pid_namespace suites with the built-in pid freeing and
 #    with the module's batching.
 # Stock's results are committed (ksft-stock.txt); make conformance boots stock
