@@ -98,15 +98,17 @@ lint: kernel
 # Every variant in one run: stock 7.3 and the series' variants, throughput
 # from the perf flavour, lock statistics from the debug flavour. SMP=1,2,4 sweeps
 # vCPU counts; QUICK=1 is the short run. Writes Documentation/results.md.
-# PATHLEN=1: instructions per operation and lock hold budgets (perf and lockstat
-# flavours under icount), written to Documentation/pathlen.md. PREBUILT=<dir>
+# PATHLEN=1: instructions per operation and lock hold path lengths (the perf
+# flavour under icount, with the bench/lockhold plugin), written to
+# Documentation/pathlen.md. PREBUILT=<dir>
 # boots images built elsewhere and builds nothing (bench/bench.sh).
 STOCK_KERNEL = SERIES_DIR='$(CURDIR)/kernel/stock' CACHE='$(CACHE)' \
 	$(foreach v,TARBALL CONFIG_DIR,$(if $($(v)),$(v)='$($(v))')) kernel/kernel.sh
 # Stock plus the merge set alone (the cgroup and pid series), as posted.
 POSTED_KERNEL = SERIES_DIR='$(CURDIR)/kernel/posted' CACHE='$(CACHE)' \
 	$(foreach v,TARBALL CONFIG_DIR,$(if $($(v)),$(v)='$($(v))')) kernel/kernel.sh
-BENCH_FLAVOURS = perf $(if $(filter 1,$(PATHLEN)),lockstat,debug)
+# PATHLEN=1 counts lock holds with bench/lockhold on the perf kernels alone.
+BENCH_FLAVOURS = perf $(if $(filter 1,$(PATHLEN)),,debug)
 bench: $(if $(PREBUILT),,deps)
 	@$(if $(PREBUILT),true,for f in $(BENCH_FLAVOURS); do \
 		echo "bench: building the $$f kernels (cached) and initramfs"; \

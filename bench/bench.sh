@@ -19,8 +19,8 @@
 # instead of the cached builds (a host with QEMU but no toolchain; usage.rst).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=$1
-OUT=${OUT:-$top/out}
+out=$(realpath -m "$1")
+OUT=$(realpath -m "${OUT:-$top/out}")
 smp_list=$(echo "${SMP:-2}" | tr , ' ')
 if [ "${QUICK:-0}" = 1 ]; then
 	reps=${REPS:-2} lock_reps=${LOCK_REPS:-1} secs=${SECS:-2} migrations=${MIGRATIONS:-200}
@@ -29,9 +29,9 @@ else
 fi
 # PATHLEN=1: instructions per operation. One vCPU under QEMU's icount, where a
 # guest nanosecond is one instruction, so the figures are deterministic; the
-# perf kernels, and the lockstat kernels for the lock hold budgets.
-# Lock hold budgets come from the lockstat flavour (perf plus LOCK_STAT) in the
-# same mode: lock_stat's hold times are then instruction counts too.
+# perf kernels, with the lockhold plugin counting the instructions each lock is
+# held (bench/lockhold). PREBUILT images, without their System.map, boot the
+# lockstat flavour (perf plus LOCK_STAT) for holds instead, as before the plugin.
 pathlen=${PATHLEN:-0}
 lock_flavour=debug
 if [ "$pathlen" = 1 ]; then
@@ -68,6 +68,13 @@ initrd_of() { # <flavour>
 	fi
 }
 
+# PATHLEN=1 counts the lock holds with the lockhold plugin on the perf kernels
+# (below), which leaves the lockstat kernels nothing to add; PREBUILT images
+# come without the System.map it needs, so they still boot the lockstat ones.
+lockhold=0
+if [ "$pathlen" = 1 ] && [ -z "${PREBUILT:-}" ]; then
+	lockhold=1 lock_reps=0
+fi
 flavours=perf
 [ "$lock_reps" = 0 ] || flavours="perf $lock_flavour"
 for flavour in $flavours; do
@@ -116,10 +123,36 @@ raw=$out/raw.txt
 	fi
 	echo "meta pathlen=$pathlen"
 	echo "meta quick=${QUICK:-0} reps=$reps lock_reps=$lock_reps secs=$secs migrations=$migrations"
-	echo "meta lock_flavour=$lock_flavour variants=$series_variants workloads=$workloads"
+	echo "meta lock_flavour=$([ "$lockhold" = 1 ] && echo "none (holds: bench/lockhold)" | tr ' ' _ || echo "$lock_flavour") variants=$series_variants workloads=$workloads"
 	echo "meta smp=$(echo $smp_list | tr ' ' ,)"
 	echo "meta kernels=$(echo $kernels | tr ' ' ,)"
 } > "$raw"
+
+# PATHLEN=1: the lock holds of the perf kernels' measurements, counted by the
+# lockhold plugin (bench/lockhold: instructions, without lockdep) at the
+# System.map addresses of the three locks.
+# css_set_clone_lock is the series' rwlock read's own (absent elsewhere).
+lockhold_locks="css_set_lock pidmap_lock tasklist_lock css_set_clone_lock"
+[ "$lockhold" = 0 ] || make -s -C "$top/bench/lockhold" O="$out" || die "cannot build bench/lockhold"
+sysmap_of() { # <flavour> <kernel>
+	local b
+	b=$(kernel_of "$1" "$2")
+	echo "${b%/arch/x86/boot/bzImage}/System.map"
+}
+# plugin_of <flavour> <kernel> <report>: PLUGIN for run-vm.sh, or nothing
+plugin_of() {
+	[ "$lockhold" = 1 ] && [ "$1" = perf ] || return 0
+	local map l addr args=""
+	map=$(sysmap_of "$1" "$2")
+	[ -f "$map" ] || die "no System.map at $map"
+	for l in $lockhold_locks; do
+		addr=$(awk -v l="$l" '$3 == l { n++; a = $1 } END { if (n == 1) print a; else if (n > 1) print "many" }' "$map")
+		[ "$addr" != many ] || die "$l is in $map more than once"
+		[ -n "$addr" ] || [ "$l" = css_set_clone_lock ] || die "$l is not in $map"
+		[ -z "$addr" ] || args="$args,lock=$l@$addr"
+	done
+	echo "$out/lockhold.so,out=$3$args"
+}
 
 echo "bench: ${#plan[@]} boots under $accel (host: $(nproc) CPUs); log in $out"
 [ "$accel" = kvm ] || echo "bench: TCG: absolute figures are emulation figures; compare ratios"
@@ -136,9 +169,11 @@ for entry in "${plan[@]}"; do
 	# qemu/run-vm.sh. A failed boot is retried once.
 	ok=0
 	for try in 1 2; do
-		if SMP=$smp TIMEOUT=1800 TCG_THREAD=${TCG_THREAD:-multi} ICOUNT=$pathlen "$top/qemu/run-vm.sh" \
-			"$(kernel_of "$flavour" "$k")" "$(initrd_of "$flavour")" \
+		plugin=$(plugin_of "$flavour" "$k" "$dir.lockhold") || exit 1
+		if SMP=$smp TIMEOUT=1800 TCG_THREAD=${TCG_THREAD:-multi} ICOUNT=$pathlen PLUGIN=$plugin \
+			"$top/qemu/run-vm.sh" "$(kernel_of "$flavour" "$k")" "$(initrd_of "$flavour")" \
 			"$dir" bench forkscale.variants=$variants forkscale.rep=$rep \
+			forkscale.lockhold=$([ -n "$plugin" ] && echo 1 || echo 0) \
 			forkscale.secs=$secs forkscale.warmup=1 forkscale.migrations=$migrations \
 			forkscale.workloads=$workloads \
 			2> "$dir.err"; then
@@ -150,6 +185,10 @@ for entry in "${plan[@]}"; do
 	done
 	if [ $ok = 1 ]; then
 		sed -nE "s/^(bench[a-z-]*) /\1 smp=$smp flavour=$flavour kernel=$k /p" "$dir/results.log" >> "$raw"
+		[ -z "$plugin" ] || python3 "$top/bench/lockhold/collect.py" "$dir.lockhold" \
+			"$dir/results.log" "$(sysmap_of "$flavour" "$k")" \
+			"smp=$smp" "flavour=$flavour" "kernel=$k" >> "$raw" ||
+			echo "bench-error smp=$smp flavour=$flavour kernel=$k variant=$variants rep=$rep what=lockhold_report_unusable" >> "$raw"
 	else
 		# A guest that crashed twice contributes no figures, only the error.
 		failed=$((failed + 1))

@@ -100,6 +100,80 @@ def collect_holds(rows):
     return out
 
 
+def collect_plugin_holds(rows):
+    """(variant, workload) -> {"path", "locks", "sites", "anomalies"}, from bench/lockhold.
+
+    The plugin counts, on the perf kernel itself, the instructions executed while
+    each lock is held during the measurement (its window), per acquisition site:
+    no lockdep, so nothing to scale. Per repetition, divided by the operations the
+    same measurement counted. A lock not taken in a window counts as zero.
+    """
+    ops, windows = {}, defaultdict(lambda: {"holds": [], "anomalies": 0})
+    for r in rows:
+        if r["tag"] != "bench" or r.get("flavour") != "perf" or "workload" not in r:
+            continue
+        key = (r["variant"], r["workload"], r["rep"])
+        if r["kind"] == "result":
+            rate = float(r["ops_per_sec"])
+            ops[key] = (int(r["ops"]), 1e9 / rate if rate > 0 else 0.0)
+        elif r["kind"] == "lockhold-window":
+            windows[key]["anomalies"] += int(r["anomalies"]) + int(r["dropped"])
+            windows[key]["seen"] = True
+        elif r["kind"] == "lockhold":
+            windows[key]["holds"].append(r)
+    out = {}
+    lock_keys = {(h["lock"], "R" if h["mode"] == "shared" else "W")
+                 for win in windows.values() for h in win["holds"]}
+    site_keys = {(h["lock"], "R" if h["mode"] == "shared" else "W", h["site"])
+                 for win in windows.values() for h in win["holds"]}
+    for (v, w, rep), win in sorted(windows.items()):
+        n, path = ops.get((v, w, rep), (0, 0.0))
+        if not win.get("seen") or not n:
+            continue
+        rec = out.setdefault((v, w), {
+            "path": [], "anomalies": 0,
+            "locks": {k: {"acq": [], "hold": []} for k in lock_keys},
+            "sites": {k: {"acq": [], "hold": []} for k in site_keys}})
+        rec["path"].append(path)
+        rec["anomalies"] += win["anomalies"]
+        per_lock, per_site = defaultdict(lambda: [0, 0]), defaultdict(lambda: [0, 0])
+        for h in win["holds"]:
+            mode = "R" if h["mode"] == "shared" else "W"
+            for acc in (per_lock[(h["lock"], mode)], per_site[(h["lock"], mode, h["site"])]):
+                acc[0] += int(h["count"])
+                acc[1] += int(h["sum"])
+        for table, acc in ((rec["locks"], per_lock), (rec["sites"], per_site)):
+            for k, f in table.items():
+                f["acq"].append(acc[k][0] / n if k in acc else 0.0)
+                f["hold"].append(acc[k][1] / n if k in acc else 0.0)
+    return out
+
+
+def summarise_plugin_holds(holds, summary):
+    """summarise_holds()'s records from the plugin's counts: holds are the perf
+    kernel's own instructions, so *scaled* is the hold itself."""
+    out = {}
+    for (v, w), rec in holds.items():
+        path = statistics.median(rec["path"])
+        perf = summary.get(w, {}).get(v, {}).get("median") or path
+
+        def budget(xs):
+            hold = statistics.median(xs["hold"])
+            acq = statistics.median(xs["acq"])
+            return {"acquisitions": acq, "hold": hold,
+                    "hold_spread": spread(xs["hold"]) if len(xs["hold"]) > 1 else None,
+                    "per_acquisition": hold / acq if acq else None,
+                    "reps": len(xs["hold"]), "share": hold / perf, "scaled": hold}
+        out.setdefault(w, {})[v] = {
+            "source": "lockhold", "path_lockstat": None, "path_perf": perf,
+            "anomalies": rec["anomalies"],
+            "locks": {f"{lock}/{mode}": budget(xs) for (lock, mode), xs in sorted(rec["locks"].items())},
+            "sites": {f"{lock}/{mode} {site}": budget(xs)
+                      for (lock, mode, site), xs in sorted(rec["sites"].items())},
+        }
+    return out
+
+
 def spread(xs):
     """Half the min-max range, relative to the median: the repetitions' agreement."""
     med = statistics.median(xs)
@@ -304,8 +378,8 @@ def verdict(checked, budgets):
         out.append(f"pidmap_lock's hold in {SEED['workload']} repeats within "
                    f"±{max(f['hold_spread'] for f in holds) * 100:.0f} %")
     elif holds:
-        out.append(f"pidmap_lock's hold in {SEED['workload']} comes from one boot per lockstat "
-                   "kernel, so how well it repeats is not measured")
+        out.append(f"pidmap_lock's hold in {SEED['workload']} comes from one boot per kernel, "
+                   "so how well it repeats is not measured")
     agree = all("(disagrees)" not in x for x in out)
     return ("**Verdict: the projection " + ("agrees with" if agree else "does not reproduce")
             + " the published figures, so it "
@@ -338,6 +412,66 @@ def check_lines(checked):
                 f"`{base}` (the same pid code, stock's read): published {pub}; projected "
                 f"{prj}. Implied rate {c['implied_rate'] / 1e9:.2f}×10^9 instructions per second per "
                 f"CPU. Share of lock waiting: published {ws_p}; projected {ws_m or 'no waiting'}.")
+    return lines
+
+
+def lock_order(name):
+    lock = name.split("/")[0]
+    return ((list(LOCKS) + [lock]).index(lock), name)
+
+
+def plugin_lines(budgets):
+    """pathlen.md's hold tables from bench/lockhold's counts."""
+    lines = [
+        "## Lock hold path lengths (lockhold plugin, perf flavour)",
+        "",
+        "Per operation, for each global lock: acquisitions, and the instructions executed while "
+        "it is held, counted by a QEMU plugin (`bench/lockhold`) on the perf kernel itself during "
+        "the same measurements as the table above: no lockdep, no `LOCK_STAT`, nothing scaled. "
+        "A hold runs from the instruction after the one that takes the lock to the one that "
+        "drops it, interrupts included. *per acq* is the mean hold of one acquisition; *share* "
+        "is the hold over the operation's path length. A lock held for a share *h* of every "
+        "operation caps the whole machine at 1/*h* CPUs' worth of operations. `/W` is an "
+        "exclusive hold (a spinlock, or an rwlock's write side), `/R` an rwlock's read side. "
+        "The plugin's exactness is checked by `tests/host/lockhold.sh` in `make check`; a spread "
+        "of – is from one boot.",
+        "",
+    ]
+    for w in WORKLOADS:
+        by_v = budgets.get(w)
+        if not by_v:
+            continue
+        names = sorted({n for rec in by_v.values() for n, f in rec["locks"].items() if f["acquisitions"]},
+                       key=lock_order)
+        anomalies = sum(rec["anomalies"] for rec in by_v.values())
+        lines += [f"### {w}", "", "| variant | path | " + " | ".join(
+            f"{n}: acq / hold ± spread / per acq / share" for n in names) + " |",
+            "| --- | ---: |" + " ---: |" * len(names)]
+        for v in VARIANTS:
+            rec = by_v.get(v)
+            if not rec:
+                continue
+            cells = []
+            for n in names:
+                f = rec["locks"].get(n)
+                cells.append("–" if not f or not f["acquisitions"] else
+                             f"{f['acquisitions']:.2f} / {f['hold']:.0f} ± {spread_cell(f['hold_spread'])} / "
+                             f"{f['per_acquisition']:.0f} / {f['share'] * 100:.2f} %")
+            lines.append(f"| {v} | {rec['path_perf']:.0f} | " + " | ".join(cells) + " |")
+        lines += ["", f"Stores to a lock word that fit no take or drop (anomalies): {anomalies}.", "",
+                  "By site (the function that took the lock; at least 0.01 acquisitions per operation):", "",
+                  "| variant | lock | site | acq/op | hold/op | per acq |", "| --- | --- | --- | ---: | ---: | ---: |"]
+        for v in VARIANTS:
+            rec = by_v.get(v)
+            if not rec:
+                continue
+            for name, f in sorted(rec["sites"].items(), key=lambda kv: (lock_order(kv[0].split()[0]), kv[0])):
+                if f["acquisitions"] < 0.01:
+                    continue
+                lock, site = name.split(" ", 1)
+                lines.append(f"| {v} | {lock} | `{site}` | {f['acquisitions']:.2f} | {f['hold']:.0f} | "
+                             f"{f['per_acquisition']:.0f} |")
+        lines.append("")
     return lines
 
 
@@ -385,7 +519,10 @@ def markdown(meta, summary, budgets, proj, checked, plots):
                 f"{rec['vs_stock'] * 100:+.2f} % ± {rec['uncertainty'] * 100:.2f} %"
             lines.append(f"| {v} | {rec['median']:.0f} | {rec['spread'] * 100:.2f} % | {diff} |")
         lines.append("")
-    if budgets:
+    plugin = any(rec.get("source") == "lockhold" for by_v in budgets.values() for rec in by_v.values())
+    if plugin:
+        lines += plugin_lines(budgets)
+    elif budgets:
         lines += [
             "## Lock hold budgets (lockstat flavour)",
             "",
@@ -430,7 +567,8 @@ def markdown(meta, summary, budgets, proj, checked, plots):
             "",
             "A closed queueing network solved by exact mean value analysis (`bench/projection.py`): "
             "each CPU loops over the operation; the work outside the global locks runs in parallel; "
-            "each global lock serves one exclusive holder at a time, for its scaled hold budget. "
+            "each global lock serves one exclusive holder at a time, for its hold budget (the "
+            "plugin's count, or for older runs lock_stat's, scaled). "
             "Its assumptions are in `projection.py`: hold times do not grow under contention "
             "(except by the *handoff* term below), rwlock readers do not serialise, and nothing "
             "else (memory bandwidth, allocators, the scheduler) limits scaling. So it is an upper "
@@ -477,7 +615,10 @@ def main():
     summary = summarise(collect(rows))
     if not summary:
         sys.exit("pathlen: no workload results in " + raw)
-    budgets = summarise_holds(collect_holds(rows), summary)
+    # The plugin's holds where the run has them (PATHLEN=1 with bench/lockhold);
+    # the lockstat flavour's, scaled, only for raw files from before it.
+    budgets = summarise_plugin_holds(collect_plugin_holds(rows), summary) or \
+        summarise_holds(collect_holds(rows), summary)
     proj = projections(budgets)
     checked = checks(proj)
     os.makedirs(os.path.join(outdir, "results"), exist_ok=True)

@@ -50,7 +50,17 @@ if [ "${ICOUNT:-0}" = 1 ]; then
 	icount=(-icount shift=0,sleep=off,align=off)
 fi
 
-qemu=(qemu-system-x86_64 -accel "$accel_opt" "${icount[@]}" -cpu "$cpu" -smp "$smp" -m 2G
+# PLUGIN=<plugin.so,args>: a TCG plugin (bench PATHLEN=1's lock holds,
+# bench/lockhold), which finds the kernel's locks at their System.map
+# addresses, hence nokaslr.
+plugin=()
+if [ -n "${PLUGIN:-}" ]; then
+	[ "$accel" = tcg ] || { echo "vm: error: PLUGIN needs TCG (accelerator: $accel)" >&2; exit 2; }
+	plugin=(-plugin "$PLUGIN")
+	accel_args="$accel_args nokaslr"
+fi
+
+qemu=(qemu-system-x86_64 -accel "$accel_opt" "${icount[@]}" "${plugin[@]}" -cpu "$cpu" -smp "$smp" -m 2G
 	-display none -monitor none -no-reboot -nodefaults
 	-kernel "$kernel" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 $accel_args forkscale.mode=$mode forkscale.smp=$smp $*")

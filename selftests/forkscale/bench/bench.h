@@ -10,6 +10,7 @@
  *   result workload=W tasks=N seconds=S ops=X ops_per_sec=Y task_cpu_s=C
  *   lock class=C mode=M contentions=.. wait_us=.. acquisitions=.. hold_us=..
  *   stat file=F key=value
+ *   lockhold-window (see bench_window())
  * The lock lines come from /proc/lock_stat (LOCK_STAT kernels) and the stat
  * lines from forkscale's debugfs counters (patched kernels); both are reset
  * when the measurement starts, so they cover the measured operations only.
@@ -283,6 +284,33 @@ static int bench_all_done(struct bench_shared *sh, unsigned int tasks,
 	return 1;
 }
 
+/*
+ * With FORKSCALE_LOCKHOLD_WINDOWS=1 in the environment, marks the measurement
+ * for bench PATHLEN=1's lock hold plugin (bench/lockhold): "xchg %bx,%bx"
+ * begins a window and "xchg %cx,%cx" ends it, and the "lockhold-window" line
+ * lets qemu/guest/run-bench number the windows as the plugin does.
+ */
+static void bench_window(int begin)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *v = getenv("FORKSCALE_LOCKHOLD_WINDOWS");
+
+		on = v && !strcmp(v, "1");
+	}
+	if (!on)
+		return;
+#if defined(__x86_64__) || defined(__i386__)
+	if (begin) {
+		__asm__ volatile("xchg %%bx, %%bx" ::: "memory");
+		printf("lockhold-window\n");
+	} else {
+		__asm__ volatile("xchg %%cx, %%cx" ::: "memory");
+	}
+#endif
+}
+
 static void bench_usage(const char *name)
 {
 	fprintf(stderr, "usage: %s [-t tasks] [-s seconds] [-w warmup-seconds] [-n ops-per-task]\n",
@@ -355,6 +383,7 @@ static int bench_main(int argc, char **argv, const struct bench_workload *w)
 	printf("measurement\n");
 	bad |= bench_pause(sh, tasks);
 	bench_reset_counters();
+	bench_window(1);
 	start_ops = bench_sum(sh, tasks, last, 0);
 	cpu_start = bench_task_cpu(pids, tasks);
 	start = bench_now();
@@ -369,6 +398,7 @@ static int bench_main(int argc, char **argv, const struct bench_workload *w)
 		}
 	}
 	bad |= bench_pause(sh, tasks);
+	bench_window(0);
 	elapsed = bench_now() - start;
 	cpu = bench_task_cpu(pids, tasks) - cpu_start;
 	end_ops = bench_sum(sh, tasks, last, 0);
