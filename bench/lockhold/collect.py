@@ -15,7 +15,7 @@ Fails when the report's windows are not the guest's. Prints, per window
 (none for one a second begin mark cut short):
   bench <tags> variant=V rep=R workload=W lockhold-window insns=N anomalies=A dropped=D
   bench <tags> variant=V rep=R workload=W lockhold lock=L mode=M site=F at=F+0xO
-      count=C sum=S min=m max=M
+      count=C sum=S min=m max=M log2=k:n:s,... (n holds of 2^k to 2^(k+1) - 1 instructions, s in all)
 """
 import bisect
 import sys
@@ -96,8 +96,9 @@ def main():
             lock, mode, pc, caller = words[2], words[3], int(words[4], 16), int(words[5], 16)
             fn, off = where(syms, addrs, etext, pc)
             site = where(syms, addrs, etext, caller)[0] if is_lock_function(fn) else fn
-            print("%s lockhold lock=%s mode=%s site=%s at=%s+0x%x count=%s sum=%s min=%s max=%s"
-                  % (head, lock, mode, site, fn, off, words[6], words[7], words[8], words[9]))
+            print("%s lockhold lock=%s mode=%s site=%s at=%s+0x%x count=%s sum=%s min=%s max=%s log2=%s"
+                  % (head, lock, mode, site, fn, off, words[6], words[7], words[8], words[9],
+                     ",".join(words[10:]) or "-"))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,10 @@
  * (end), which no compiler emits: holds are counted only inside windows, one
  * block of output per window ("unclosed N" for a window a second begin cut
  * short). Without a window, the whole run is window 0.
+ *
+ * Output, per window: "window N insns I"; per site "hold N lock shared|exclusive
+ * pc caller count sum min max k:n:s...", where k:n:s says n holds took 2^k to
+ * 2^(k+1) - 1 instructions, s in all; per lock "anomaly N lock count".
  */
 #include <ctype.h>
 #include <errno.h>
@@ -80,6 +84,8 @@ struct site {
 	int used, lock;
 	enum hold_kind kind;
 	uint64_t pc, caller, count, sum, min, max;
+	/* holds of 2^k to 2^(k+1) - 1 instructions: how many, and their sum */
+	uint64_t log2[64], log2_sum[64];
 };
 
 static uint64_t insns;		/* executed instructions (inline counter) */
@@ -162,6 +168,8 @@ static void record(int i, uint64_t hold)
 		s->min = hold;
 	if (hold > s->max)
 		s->max = hold;
+	s->log2[hold ? 63 - __builtin_clzll(hold) : 0]++;
+	s->log2_sum[hold ? 63 - __builtin_clzll(hold) : 0] += hold;
 }
 
 static void dump_window(void)
@@ -173,14 +181,20 @@ static void dump_window(void)
 		insns - window_start);
 	for (i = 0; i < MAX_SITES; i++) {
 		struct site *s = &sites[i];
+		int k;
 
 		if (!s->used)
 			continue;
 		fprintf(out, "hold %" PRIu64 " %s %s 0x%" PRIx64 " 0x%" PRIx64
-			" %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+			" %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
 			window_no, locks[s->lock].name,
 			s->kind == SHARED ? "shared" : "exclusive", s->pc, s->caller,
 			s->count, s->sum, s->min, s->max);
+		/* the histogram: k:count:sum for each k with holds */
+		for (k = 0; k < 64; k++)
+			if (s->log2[k])
+				fprintf(out, " %d:%" PRIu64 ":%" PRIu64, k, s->log2[k], s->log2_sum[k]);
+		fputc('\n', out);
 	}
 	for (l = 0; l < nlocks; l++)
 		fprintf(out, "anomaly %" PRIu64 " %s %" PRIu64 "\n", window_no,

@@ -47,29 +47,29 @@ boot() {
 # window's lines, sorted, as the order of a window's sites is the plugin's own.
 {
 	echo "window 1 insns 107002"
-	echo "hold 1 testlock exclusive $(sym spin_take) $(sym call_site) 1000 100000 100 100"
+	echo "hold 1 testlock exclusive $(sym spin_take) $(sym call_site) 1000 100000 100 100 6:1000:100000"
 	echo "anomaly 1 testlock 0"
 	echo "window 2 insns 6002"
-	echo "hold 2 testlock shared $(sym shared_take) $(sym call_site) 500 4000 8 8"
+	echo "hold 2 testlock shared $(sym shared_take) $(sym call_site) 500 4000 8 8 3:500:4000"
 	echo "anomaly 2 testlock 0"
 	echo "window 3 insns 38"
-	echo "hold 3 testlock exclusive $(sym short_take) $(sym call_site) 3 15 5 5"
-	echo "hold 3 testlock exclusive $(sym fail_take) $(sym call_site) 1 3 3 3"
+	echo "hold 3 testlock exclusive $(sym short_take) $(sym call_site) 3 15 5 5 2:3:15"
+	echo "hold 3 testlock exclusive $(sym fail_take) $(sym call_site) 1 3 3 3 1:1:3"
 	echo "anomaly 3 testlock 2"
 	echo "window 4 insns 13"
-	echo "hold 4 testlock shared $(sym read_xadd) $(sym read_call) 1 9 9 9"
+	echo "hold 4 testlock shared $(sym read_xadd) $(sym read_call) 1 9 9 9 3:1:9"
 	echo "anomaly 4 testlock 1"
 } | sort > "$work/expected.txt"
 # Unmarked, everything is window 0, the outside hold of 2 included; its
 # instruction count includes the firmware's, so it is left out.
 u=$work/unmarked.elf
 {
-	echo "hold 0 testlock exclusive $(sym spin_take "$u") $(sym call_site "$u") 1000 100000 100 100"
-	echo "hold 0 testlock exclusive $(sym outside_take "$u") $(sym call_site "$u") 1 2 2 2"
-	echo "hold 0 testlock shared $(sym shared_take "$u") $(sym call_site "$u") 500 4000 8 8"
-	echo "hold 0 testlock exclusive $(sym short_take "$u") $(sym call_site "$u") 3 15 5 5"
-	echo "hold 0 testlock exclusive $(sym fail_take "$u") $(sym call_site "$u") 1 3 3 3"
-	echo "hold 0 testlock shared $(sym read_xadd "$u") $(sym read_call "$u") 1 9 9 9"
+	echo "hold 0 testlock exclusive $(sym spin_take "$u") $(sym call_site "$u") 1000 100000 100 100 6:1000:100000"
+	echo "hold 0 testlock exclusive $(sym outside_take "$u") $(sym call_site "$u") 1 2 2 2 1:1:2"
+	echo "hold 0 testlock shared $(sym shared_take "$u") $(sym call_site "$u") 500 4000 8 8 3:500:4000"
+	echo "hold 0 testlock exclusive $(sym short_take "$u") $(sym call_site "$u") 3 15 5 5 2:3:15"
+	echo "hold 0 testlock exclusive $(sym fail_take "$u") $(sym call_site "$u") 1 3 3 3 1:1:3"
+	echo "hold 0 testlock shared $(sym read_xadd "$u") $(sym read_call "$u") 1 9 9 9 3:1:9"
 	echo "anomaly 0 testlock 3"
 } | sort > "$work/expected-unmarked.txt"
 
@@ -103,7 +103,7 @@ fi
 
 r=$(check "$work/twin" "$work/guest.elf" "$work/expected.txt")
 if [ "$r" = "the report differs from the guest's sequence" ] &&
-	grep -qx "> hold 1 testlock exclusive $(sym spin_take) $(sym call_site) 1000 99000 99 99" \
+	grep -qx "> hold 1 testlock exclusive $(sym spin_take) $(sym call_site) 1000 99000 99 99 6:1000:99000" \
 		"$work/twin/diff.txt"; then
 	echo "ok host: lockhold: the check catches a plugin that leaves the dropping instruction out"
 else
