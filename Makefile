@@ -21,7 +21,7 @@ INITRD := $(OUT)/$(FLAVOR)/initramfs.cpio.gz
 KBUILD_MODULE = scripts/kbuild-module.sh $(KDIR) $(CURDIR)
 
 comma := ,
-.PHONY: all deps kernel kernels module twins selftests initramfs run check check-guest bench conformance soak lint vm devtree patches patches-check clean
+.PHONY: all deps kernel module twins selftests initramfs run check check-guest bench conformance soak lint vm devtree patches patches-check clean
 all: initramfs
 
 deps:
@@ -54,20 +54,9 @@ run: initramfs
 	@qemu/report.sh $(OUT)/run
 
 # The posted kernel (stock 7.3 and the merge set alone) is built and boots in it
-# too: the image of the very build it asked for.
-check: kernels initramfs
-	@posted=$$($(POSTED_KERNEL) build) && \
-		tests/check.sh $(BZIMAGE) $(INITRD) $(KDIR) $(OUT)/check "$$posted/arch/x86/boot/bzImage"
-
-# The series' kernel and the posted one, side by side: one build's serial steps
-# (the Rust crates, the vmlinux links) overlap the other's compiles. Their
-# source trees come first, one after the other, as both are worktrees of one
-# base repository.
-kernels: deps
-	@$(KERNEL_SH) source > /dev/null && $(POSTED_KERNEL) source > /dev/null
-	@$(POSTED_KERNEL) build > /dev/null & posted=$$!; rc=0; \
-		$(KERNEL_SH) build > /dev/null || rc=$$?; \
-		wait $$posted || rc=$$?; exit $$rc
+# too: tests/check.sh builds it, if it is not cached, while the guests run.
+check: initramfs
+	@tests/check.sh $(BZIMAGE) $(INITRD) $(KDIR) $(OUT)/check
 
 # The development loop: one boot, the guest tests T names (T=a,b; CASE=<case> for one
 # kselftest-harness case; TWIN=<name> boots that broken twin of tests/twins.txt as the

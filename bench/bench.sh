@@ -30,8 +30,8 @@ fi
 # PATHLEN=1: instructions per operation. One vCPU under QEMU's icount, where a
 # guest nanosecond is one instruction, so the figures are deterministic; the
 # perf kernels, with the lockhold plugin counting the instructions each lock is
-# held (bench/lockhold). PREBUILT images, without their System.map, boot the
-# lockstat flavour (perf plus LOCK_STAT) for holds instead, as before the plugin.
+# held (bench/lockhold). PREBUILT images without the plugin boot the lockstat
+# flavour (perf plus LOCK_STAT) for holds instead, as before the plugin.
 pathlen=${PATHLEN:-0}
 lock_flavour=debug
 if [ "$pathlen" = 1 ]; then
@@ -69,10 +69,14 @@ initrd_of() { # <flavour>
 }
 
 # PATHLEN=1 counts the lock holds with the lockhold plugin on the perf kernels
-# (below), which leaves the lockstat kernels nothing to add; PREBUILT images
-# come without the System.map it needs, so they still boot the lockstat ones.
-lockhold=0
-if [ "$pathlen" = 1 ] && [ -z "${PREBUILT:-}" ]; then
+# (below), which leaves the lockstat kernels nothing to add. A PREBUILT
+# directory from bench/bundle.sh carries the plugin and each image's System.map;
+# one without the plugin boots the lockstat images instead.
+lockhold=0 plugin_so=$out/lockhold.so
+if [ -n "${PREBUILT:-}" ]; then
+	plugin_so=$PREBUILT/lockhold.so
+	[ ! -f "$plugin_so" ] || [ "$pathlen" != 1 ] || lockhold=1 lock_reps=0
+elif [ "$pathlen" = 1 ]; then
 	lockhold=1 lock_reps=0
 fi
 flavours=perf
@@ -133,11 +137,13 @@ raw=$out/raw.txt
 # System.map addresses of the three locks.
 # css_set_clone_lock is the series' rwlock read's own (absent elsewhere).
 lockhold_locks="css_set_lock pidmap_lock tasklist_lock css_set_clone_lock"
-[ "$lockhold" = 0 ] || make -s -C "$top/bench/lockhold" O="$out" || die "cannot build bench/lockhold"
+[ "$lockhold" = 0 ] || [ -n "${PREBUILT:-}" ] || make -s -C "$top/bench/lockhold" O="$out" ||
+	die "cannot build bench/lockhold"
 sysmap_of() { # <flavour> <kernel>
 	local b
 	b=$(kernel_of "$1" "$2")
-	echo "${b%/arch/x86/boot/bzImage}/System.map"
+	[ -z "${PREBUILT:-}" ] && echo "${b%/arch/x86/boot/bzImage}/System.map" ||
+		echo "${b%.bzImage}.System.map"
 }
 # plugin_of <flavour> <kernel> <report>: PLUGIN for run-vm.sh, or nothing
 plugin_of() {
@@ -151,7 +157,7 @@ plugin_of() {
 		[ -n "$addr" ] || [ "$l" = css_set_clone_lock ] || die "$l is not in $map"
 		[ -z "$addr" ] || args="$args,lock=$l@$addr"
 	done
-	echo "$out/lockhold.so,out=$3$args"
+	echo "$plugin_so,out=$3$args"
 }
 
 echo "bench: ${#plan[@]} boots under $accel (host: $(nproc) CPUs); log in $out"

@@ -4,9 +4,10 @@
 #
 #   bundle.sh <dir>
 #
-# <dir> gets perf-{stock,series}.bzImage, perf.initramfs.cpio.gz and meta (the
-# commit and base they were built from), from the cached builds that `make bench`
-# makes. QEMU=1 also packs this host's qemu-system-x86_64 with its shared
+# <dir> gets perf-{stock,series,posted}.bzImage with their System.map,
+# perf.initramfs.cpio.gz, lockhold.so (the PATHLEN=1 lock hold plugin, built
+# for this host's QEMU: pack that too with QEMU=1) and meta (the commit and base
+# they were built from), from the cached builds that `make bench` makes. QEMU=1 also packs this host's qemu-system-x86_64 with its shared
 # libraries, its TCG module and the firmware a -kernel boot reads, under
 # <dir>/qemu, for a host without QEMU: put <dir>/qemu/bin first in PATH there.
 set -euo pipefail
@@ -16,19 +17,21 @@ OUT=${OUT:-$top/out}
 
 die() { echo "bundle: error: $*" >&2; exit 1; }
 
-kdir() { # <stock|series>
-	if [ "$1" = stock ]; then
-		SERIES_DIR=$top/kernel/stock FLAVOR=perf "$top/kernel/kernel.sh" kdir
-	else
+kdir() { # <stock|series|posted>
+	if [ "$1" = series ]; then
 		FLAVOR=perf "$top/kernel/kernel.sh" kdir
+	else
+		SERIES_DIR=$top/kernel/$1 FLAVOR=perf "$top/kernel/kernel.sh" kdir
 	fi
 }
 
 mkdir -p "$dir"
-for k in stock series; do
+for k in stock series posted; do
 	[ -f "$(kdir $k)/.done" ] || die "the $k perf kernel is not built (make bench QUICK=1 builds it)"
 	cp "$(kdir $k)/arch/x86/boot/bzImage" "$dir/perf-$k.bzImage"
+	cp "$(kdir $k)/System.map" "$dir/perf-$k.System.map"
 done
+make -s -C "$top/bench/lockhold" O="$dir" || die "cannot build bench/lockhold"
 [ -f "$OUT/perf/initramfs.cpio.gz" ] || die "no perf initramfs (make initramfs FLAVOR=perf)"
 cp "$OUT/perf/initramfs.cpio.gz" "$dir/perf.initramfs.cpio.gz"
 {
