@@ -111,7 +111,7 @@ mttcg_guest() {
 	echo "# booting the multi-threaded TCG VM (${SMP:-2} vCPUs, cgroup_clone_read=seqcount, kmemleak=on)"
 	TCG_THREAD=multi TIMEOUT=${MTTCG_TIMEOUT:-1200} guest mttcg \
 		"multi-threaded TCG guest ran its tests and shut down cleanly" \
-		mttcg cgroup_clone_read=seqcount kmemleak=on FORKSCALE_MIGRATE_PAUSE_MS=200
+		mttcg maxcpus=1 cgroup_clone_read=seqcount kmemleak=on FORKSCALE_MIGRATE_PAUSE_MS=200
 }
 
 # The module's paths under kmemleak (qemu/guest/kmemleak.list), in a
