@@ -493,6 +493,62 @@ def plugin_lines(budgets):
     return lines
 
 
+def pidmap_sides(rec):
+    """pidmap_lock's alloc side (alloc_pid) and free side (every other site) of one
+    variant: per operation, acquisitions, hold, and the long holds' share of it."""
+    sides = {"alloc": [0.0, 0.0, 0.0, 0.0], "free": [0.0, 0.0, 0.0, 0.0]}
+    for name, f in rec.get("sites", {}).items():
+        lock, site = name.split(" ", 1)
+        if lock != "pidmap_lock/W":
+            continue
+        acc = sides["alloc" if site == "alloc_pid" else "free"]
+        for i, k in enumerate(("acquisitions", "hold", "long_acquisitions", "long_hold")):
+            acc[i] += f[k]
+    return sides
+
+
+def explanations(summary, budgets):
+    """pathlen.md's reading of the plugin's holds: the two questions the
+    lockstat figures left open, answered from this run's numbers."""
+    lines = ["## What the holds explain", ""]
+    for w in WORKLOADS:
+        by_v = budgets.get(w, {})
+        for v in ("stock", "locked"):
+            if v not in by_v:
+                continue
+            sides = pidmap_sides(by_v[v])
+            (aa, ah, al, alh), (fa, fh, fl, flh) = sides["alloc"], sides["free"]
+            if not aa or not fa:
+                continue
+            short = (fh - flh) / (fa - fl) if fa > fl else 0.0
+            lines.append(
+                f"- **{w}, {v}: pidmap_lock's free side against its alloc side.** The alloc side "
+                f"(`alloc_pid`) holds it {ah / aa:.0f} instructions per acquisition, the free side "
+                f"{fh / fa:.0f}. Holds of 2^{LONG_HOLD_LOG2} instructions or more, with an "
+                f"interrupt's work inside: {fl:.4f} per operation on the free side, carrying "
+                f"{flh / fh * 100 if fh else 0:.0f} % of its hold, and {al:.4f} on the alloc side. "
+                f"Without them the free side holds {short:.0f} per acquisition.")
+    for w in ("threadspawn", "forkexit"):
+        by_v, perf = budgets.get(w, {}), summary.get(w, {})
+        base = "stock" if "stock" in by_v else "locked"
+        if base not in by_v or "module" not in by_v or base not in perf or "module" not in perf:
+            continue
+        d_path = perf["module"]["median"] - perf[base]["median"]
+        parts = []
+        for n in sorted(set(by_v[base]["locks"]) | set(by_v["module"]["locks"]), key=lock_order):
+            a, b = by_v[base]["locks"].get(n), by_v["module"]["locks"].get(n)
+            if not a or not b or not (a["acquisitions"] or b["acquisitions"]):
+                continue
+            parts.append(f"{n} {b['hold'] - a['hold']:+.0f} ({b['acquisitions'] - a['acquisitions']:+.2f} "
+                         "acquisitions)")
+        lines.append(
+            f"- **{w}: the module against {base}.** Its path differs by {d_path:+.0f} instructions per "
+            f"operation ({d_path / perf[base]['median'] * 100:+.2f} %, resolution ± "
+            f"{(perf['module']['spread'] + perf[base]['spread']) * 100:.2f} %). The holds per operation "
+            f"differ by: " + ", ".join(parts) + ".")
+    return lines + [""]
+
+
 def markdown(meta, summary, budgets, proj, checked, plots):
     lines = [
         "# Path length, lock hold budgets and a scaling projection",
@@ -539,7 +595,7 @@ def markdown(meta, summary, budgets, proj, checked, plots):
         lines.append("")
     plugin = any(rec.get("source") == "lockhold" for by_v in budgets.values() for rec in by_v.values())
     if plugin:
-        lines += plugin_lines(budgets)
+        lines += plugin_lines(budgets) + explanations(summary, budgets)
     elif budgets:
         lines += [
             "## Lock hold budgets (lockstat flavour)",

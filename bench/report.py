@@ -640,7 +640,8 @@ def pathlen_summary(path):
     out = [f"make bench PATHLEN=1 of {m.get('date', '?')}, forkscale {m.get('commit', '?')}:",
            "one vCPU under QEMU's icount, where a guest nanosecond is one",
            "instruction. Per thread create+exit: instructions, the share of",
-           "them spent holding each lock (lockstat flavour), and the",
+           "them spent holding each lock (" + ("bench/lockhold's count" if any(
+               r.get("source") == "lockhold" for r in holds.values()) else "lockstat flavour") + "), and the",
            "projected bottleneck (a queueing model on those, not a",
            "measurement; Documentation/pathlen.md states its assumptions):", "",
            "                instr/op  vs stock  css_set  tasklist  pidmap  bottleneck"]
