@@ -535,11 +535,14 @@ def explanations(summary, budgets):
     if ratios:
         lo, hi = min(r for _, r in ratios), max(r for _, r in ratios)
         lines.append(
-            f"- **So pidmap_lock's free side is not the longer one.** On stock's perf kernel the alloc "
-            f"side holds it {lo:.1f} to {hi:.1f} times as long as the free side, in every workload, "
-            "threads (`CLONE_VM`) and processes alike. The lockstat flavour's figure of a free side "
-            "four times the alloc side in the `CLONE_VM` workloads is not the kernel's: without "
-            "lockdep and `LOCK_STAT` it does not appear.")
+            f"- **So pidmap_lock's free side is not the longer one, on stock.** Per acquisition, the "
+            f"alloc side holds it {lo:.1f} to {hi:.1f} times as long as the free side (medians over "
+            "the boots), in every workload, threads (`CLONE_VM`) and processes alike. The earlier "
+            "figure of a free side four times the alloc side in the `CLONE_VM` workloads was not a "
+            "per-site measurement: lock_stat gives one hold per lock, and it was stock's hold less "
+            "the module's, taken as the free side on the premise that the module leaves "
+            "`alloc_pid()` as it is. The plugin shows that premise false (below), and lock_stat's "
+            "bookkeeping inflated the holds too; this run cannot tell the two apart.")
     for w in ("threadspawn", "forkexit"):
         by_v, perf = budgets.get(w, {}), summary.get(w, {})
         base = "stock" if "stock" in by_v else "locked"
@@ -562,11 +565,12 @@ def explanations(summary, budgets):
             if "module_nobatch" in per_alloc:
                 why += (f" and {per_alloc['module_nobatch']:.0f} under the module with batching off "
                         "(`module_nobatch`): it is the batching, not the module's code, that makes a "
-                        "pid's allocation cheaper. With one task, stock frees the only live pid at each "
-                        "exit, and the pid IDR likely frees the leaf node that held it, to allocate one "
-                        "again at the next fork; pids waiting in a batch keep that node alive. That "
-                        "mechanism is not measured here, and a machine with many live pids would not "
-                        "see the saving")
+                        "pid's allocation cheaper. With one task, stock frees the only live pid in its "
+                        "IDR leaf at each exit, and the IDR likely frees that leaf node, to allocate one "
+                        "again at the next fork; pids waiting in a batch keep the node alive. That "
+                        "mechanism is not measured here. If it is the cause, a machine with many live "
+                        "pids would likely not see the saving, and the module's projection below, "
+                        "which uses this hold, overstates it")
             why += "."
         lines.append(
             f"- **{w}: the module against {base}.** Its path differs by {d_path:+.0f} instructions per "

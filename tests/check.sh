@@ -3,7 +3,7 @@
 # ending in "N passed, N failed, N skipped". Exits non-zero on any failure.
 #   check.sh <bzImage> <initramfs> <kdir> <outdir>
 # The posted kernel (kernel/posted/series) is built here, if it is not cached,
-# niced and in the background while the other guests run (see posted_build).
+# niced and in the background while the other guests run (see posted_pid).
 set -uo pipefail
 kernel=$1 initrd=$2 kdir=$3 out=$4
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -130,12 +130,15 @@ kmemleak_guest() {
 # with stock 7.3's committed results (kernel_selftests.sh --posted).
 posted_guest() {
 	local kernel
-	if [ "$posted_rc" != 0 ]; then
+	if [ "$posted_rc" != 0 ] || [ ! -s "$out/posted-kdir" ]; then
+		# no earlier run's results may stand in for this one's
+		rm -rf "${out:?}/posted"
 		echo "not ok vm: posted kernel's guest ran the kernel selftests and shut down cleanly (its build failed)"
 		tail -n 20 "$out/posted-build.log" | sed 's/^/# /'
 		return
 	fi
-	kernel=$(posted_ksh kdir)/arch/x86/boot/bzImage
+	# the image of the very build it waited for
+	kernel=$(cat "$out/posted-kdir")/arch/x86/boot/bzImage
 	echo "# booting the posted kernel's VM (${SMP:-2} vCPUs)"
 	TIMEOUT=${POSTED_TIMEOUT:-1200} guest posted \
 		"posted kernel's guest ran the kernel selftests and shut down cleanly" posted
@@ -236,14 +239,23 @@ manifest_fixture() {
 }
 
 report < <(cache_unchanged)
+main_pid="" posted_pid=""
+trap '[ -z "$main_pid" ] || kill -- -"$main_pid" 2> /dev/null
+	[ -z "$posted_pid" ] || kill -- -"$posted_pid" 2> /dev/null' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 # The posted kernel's guest comes last on the second core. A cold make check
 # builds that kernel meanwhile, at the lowest priority, from the cycles the
 # guests and host checks leave (each of the two guest chains leaves some: the
 # cores are about 80 % busy in a warm run), rather than before any test starts.
-# When it is cached, this finds it and returns at once.
+# When it is cached, this finds it and returns at once. Its source tree comes
+# first, in the foreground: a worktree of the base repository that the host
+# checks' bad_input.sh also uses.
+rm -f "$out/posted-kdir" "$out/main-guest.tap" "$out/kmemleak-guest.tap"
+posted_ksh source > "$out/posted-build.log" 2>&1
 set -m
-nice -n 19 bash -c "$(declare -f posted_ksh); top='$top'; posted_ksh build" \
-	> "$out/posted-build.log" 2>&1 &
+nice -n 19 bash -c "$(declare -f posted_ksh); top=\$1; posted_ksh build" _ "$top" \
+	> "$out/posted-kdir" 2>> "$out/posted-build.log" < /dev/null &
 posted_pid=$!
 set +m
 echo "# booting the test VM ($("$top/qemu/accel.sh"), ${SMP:-2} vCPUs) in the background"
@@ -253,12 +265,9 @@ set -m
 {
 	main_guest > "$out/main-guest.tap"
 	kmemleak_guest > "$out/kmemleak-guest.tap"
-} &
+} < /dev/null &
 main_pid=$!
 set +m
-trap 'kill -- -"$main_pid" 2> /dev/null; kill -- -"$posted_pid" 2> /dev/null' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
 # Each host step (niced, so that it does not slow the main guest), with the
 # seconds it took, for the log: where make check's time goes.
 host() {
