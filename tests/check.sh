@@ -86,7 +86,7 @@ guest() {
 # run on one host thread each (single-threaded TCG): the main one, the longest,
 # boots first, and the kmemleak guest follows it on the same core, while the
 # host checks (niced, so that they do not slow it), the multi-threaded guest
-# (two host threads, for its 3 to 4 minutes), then the twins' guest and the
+# (two host threads, for its 4 to 5 minutes), then the twins' guest and the
 # posted kernel's use the other core. Each core then has about 26 minutes of
 # work (make check at 7026b30: 1415 + 147 s, and 1747 - 147 s).
 main_guest() {
