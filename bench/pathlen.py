@@ -20,8 +20,8 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from projection import LOCKS, bottleneck, project  # noqa: E402
-import report  # noqa: E402
-from report import COLORS, VARIANTS, WORKLOADS, parse  # noqa: E402
+from results import COLORS, VARIANTS, WORKLOADS, parse  # noqa: E402
+from svg import svg_frame  # noqa: E402
 
 # The CPU counts the projection reports, and the published figures it is checked
 # against (Documentation/review-notes.rst and shared upstream notes give the
@@ -329,7 +329,7 @@ def svg_projection(path, w, by_v, seed_points):
     ymax = max(ys + [y for _, y, _ in seed_points]) * 1.1
     sx = lambda n: L + math.log2(n) / math.log2(MAX_CPUS) * (W - L - R)  # noqa: E731
     sy = lambda y: H - B - y / ymax * (H - T - B)  # noqa: E731
-    out = report.svg_frame(W, H, L, R, T, B, f"{w}: projected throughput (model, not measured)", "CPUs",
+    out = svg_frame(W, H, L, R, T, B, f"{w}: projected throughput (model, not measured)", "CPUs",
                            "ops per 10^9 instructions of one CPU")
     for n in (1, 2, 4, 8, 16, 32, 64, 128):
         out.append(f'<text x="{sx(n):.1f}" y="{H - B + 16}" text-anchor="middle">{n}</text>')
@@ -745,13 +745,6 @@ def main():
                    "projection": proj, "checks": checked}, f, indent=1, sort_keys=True)
     with open(os.path.join(outdir, "pathlen.md"), "w") as f:
         f.write(markdown(meta, summary, budgets, proj, checked, plots) + "\n")
-    # results.md leads with these figures: rewrite it around the last throughput run.
-    bench_json = os.path.join(outdir, "results", "bench.json")
-    if os.path.exists(bench_json):
-        with open(bench_json) as f:
-            bench = json.load(f)
-        report.write_markdown(bench, os.path.join(outdir, "results.md"),
-                              report.write_plots(bench, os.path.join(outdir, "results")), "results")
 
 
 if __name__ == "__main__":

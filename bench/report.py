@@ -16,161 +16,14 @@ Everything in the report is computed here from raw.txt; nothing is typed in.
 """
 import json
 import os
-import statistics
 import sys
 import textwrap
 from collections import defaultdict
 
-VARIANTS = ["stock", "posted", "locked", "pinned", "seqcount", "rwlock", "module", "module_nobatch",
-            "module_findable"]
-VARIANT_TEXT = {
-    "stock": "stock 7.3 (Debian linux-source-7.3), no series",
-    "posted": "stock 7.3 plus the merge set alone (cgroup/ and pid/ series, kernel/posted/): "
-              "the pinned read, free_pids() batching",
-    "locked": "series, built-in locked read",
-    "pinned": "series, built-in pinned read (no lock)",
-    "seqcount": "series, built-in seqcount read",
-    "rwlock": "series, built-in rwlock read",
-    "module": "series + module (clone read and pid batching)",
-    "module_nobatch": "series + module, pid_batch=0",
-    "module_findable": "series + module, released pids left unmarked (patch measure/0014's defect: "
-                       "the design before the mark, less the lookup-side check and the "
-                       "static branch, which remain)",
-}
-WORKLOADS = ["threadspawn", "forkexit", "clone_processes", "pgrp_exit", "migrate_pingpong"]
-WORKLOAD_TEXT = {
-    "threadspawn": "pthread_create + pthread_join per task (will-it-scale threadspawn1)",
-    "forkexit": "fork + _exit + waitpid per task",
-    "clone_processes": "clone(CLONE_VM | SIGCHLD) + waitpid per task",
-    "pgrp_exit": "a process-group leader and one member; the leader exits first, so the "
-                 "member's exit frees two pids (its own and the group's)",
-    "migrate_pingpong": "one task writes itself to cgroup A, then B, alternately",
-}
-LOCKS = ["css_set_lock", "tasklist_lock", "pidmap_lock", "css_set_clone_lock"]
-COLORS = {
-    "stock": "#444444", "posted": "#bcbd22", "locked": "#1f77b4", "pinned": "#17becf", "seqcount": "#2ca02c",
-    "rwlock": "#ff7f0e", "module": "#d62728", "module_nobatch": "#9467bd",
-    "module_findable": "#8c564b",
-}
-
-
-def parse(path):
-    meta, rows = {}, []
-    with open(path) as f:
-        for line in f:
-            words = line.split()
-            if not words:
-                continue
-            fields = dict(w.split("=", 1) for w in words[1:] if "=" in w)
-            kinds = [w for w in words[1:] if "=" not in w]
-            if words[0] == "meta":
-                meta.update(fields)
-            elif words[0] in ("bench", "bench-error", "bench-boot", "bench-retry"):
-                fields["tag"] = words[0]
-                fields["kind"] = kinds[0] if kinds else ""
-                rows.append(fields)
-    return meta, rows
-
-
-def summarise(meta, rows):
-    throughput = defaultdict(list)
-    # (smp, variant, workload, rep) -> {"ops":, "locks": {class: [acq, con, wait, hold]}, "stats": {}}
-    samples = defaultdict(lambda: {"ops": None, "locks": defaultdict(lambda: [0, 0, 0.0, 0.0]),
-                                   "stats": {}})
-    errors = [r for r in rows if r["tag"] == "bench-error"]
-    retries = [r for r in rows if r["tag"] == "bench-retry"]
-    for r in rows:
-        if r["tag"] != "bench" or "workload" not in r:
-            continue
-        smp, v, w = int(r["smp"]), r["variant"], r["workload"]
-        if r["flavour"] == "perf":
-            if r["kind"] == "result":
-                throughput[(smp, v, w)].append(float(r["ops_per_sec"]))
-            continue
-        s = samples[(smp, v, w, r["rep"])]
-        if r["kind"] == "result":
-            s["ops"] = int(r["ops"])
-            s["secs"] = float(r["seconds"])
-        elif r["kind"] == "lock":
-            acc = s["locks"][r["class"]]
-            acc[0] += int(r["acquisitions"])
-            acc[1] += int(r["contentions"])
-            acc[2] += float(r["wait_us"])
-            acc[3] += float(r["hold_us"])
-        elif r["kind"] == "stat":
-            for k, val in r.items():
-                if k not in ("file", "kind", "tag", "smp", "flavour", "kernel", "variant",
-                             "rep", "workload"):
-                    s["stats"][f"{r['file']}.{k}"] = val
-
-    records = []
-    smps = sorted({k[0] for k in throughput} | {k[0] for k in samples})
-    for smp in smps:
-        for w in WORKLOADS:
-            stock = throughput.get((smp, "stock", w))
-            stock_median = statistics.median(stock) if stock else None
-            for v in VARIANTS:
-                vals = throughput.get((smp, v, w), [])
-                reps = [s for k, s in samples.items() if k[:3] == (smp, v, w) and s["ops"]]
-                if not vals and not reps:
-                    continue
-                rec = {"smp": smp, "variant": v, "workload": w, "unit": "ops/s", "n": len(vals)}
-                if vals:
-                    rec.update(median=statistics.median(vals), min=min(vals), max=max(vals),
-                               samples=vals)
-                    if stock_median:
-                        rec["ratio_to_stock"] = round(rec["median"] / stock_median, 4)
-                rec["locks"] = lock_figures(reps)
-                rec["lock_ops"] = [s["ops"] for s in reps]
-                if reps:
-                    rec["lock_ops_per_sec"] = round(statistics.median(s["ops"] / s["secs"] for s in reps), 1)
-                rec.update(counter_figures(reps))
-                records.append(rec)
-    return {"meta": meta, "records": records, "errors": errors, "retries": retries}
-
-
-def lock_figures(reps):
-    """Per-operation medians over the debug repetitions, for each lock seen."""
-    out = {}
-    for lock in LOCKS:
-        if not any(lock in s["locks"] for s in reps):
-            continue
-        # A lock not taken during a repetition has no lock_stat row: zero.
-        per_rep = [(s["locks"].get(lock, [0, 0, 0.0, 0.0]), s["ops"]) for s in reps]
-        med = lambda i: statistics.median(a[i] / ops for a, ops in per_rep)  # noqa: E731
-        out[lock] = {
-            "acquisitions_per_op": round(med(0), 4),
-            "contentions_per_op": round(med(1), 5),
-            "wait_us_per_op": round(med(2), 4),
-            "hold_us_per_op": round(med(3), 4),
-        }
-    return out
-
-
-def counter_figures(reps):
-    """The clone-read and pid-freeing counters of the patched kernel."""
-    out = {}
-    lockless = sum(int(s["stats"].get("cgroup_clone.lockless", 0)) for s in reps)
-    locked = sum(int(s["stats"].get("cgroup_clone.locked", 0)) for s in reps)
-    retries = sum(int(s["stats"].get("cgroup_clone.retries", 0)) for s in reps)
-    if lockless + locked:
-        out["clone_read"] = {"lockless": lockless, "locked": locked, "retries": retries,
-                             "lockless_pct": round(100.0 * lockless / (lockless + locked), 3)}
-    freed = sum(int(s["stats"].get("pid_release.freed", 0)) for s in reps)
-    batches = sum(int(s["stats"].get("pid_release.batches", 0)) for s in reps)
-    if freed:
-        out["pid_release"] = {"freed": freed, "batches": batches,
-                              "pids_per_batch": round(freed / batches, 2) if batches else None,
-                              "free_locks_per_pid": round(batches / freed, 4)}
-    return out
-
-
-def find(summary, smp, v, w):
-    for r in summary["records"]:
-        if (r["smp"], r["variant"], r["workload"]) == (smp, v, w):
-            return r
-    return None
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pathlen  # noqa: E402
+from results import LOCKS, VARIANT_TEXT, VARIANTS, WORKLOADS, WORKLOAD_TEXT, find, parse, summarise  # noqa: E402
+from svg import svg_bar_chart, svg_line_chart  # noqa: E402
 
 def fmt(x, digits=2):
     if x is None:
@@ -290,78 +143,6 @@ def rate(rec):
     return rec.get("lock_ops_per_sec")
 
 
-def svg_frame(W, H, L, R, T, B, title, xlabel, ylabel):
-    """The opening lines of a chart: canvas, title, axes and their labels."""
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{W}" height="{H}" fill="white"/>',
-           f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
-           f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>',
-           f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>']
-    if xlabel:
-        out.append(f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">{xlabel}</text>')
-    out.append(f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" '
-               f'transform="rotate(-90 16 {(T + H - B) / 2})">{ylabel}</text>')
-    return out
-
-
-def svg_line_chart(path, title, series, xs, ylabel):
-    """Ops/s against vCPUs, one line per variant."""
-    W, H, L, R, T, B = 640, 400, 80, 190, 40, 50
-    ymax = max((y for pts in series.values() for _, y in pts), default=1) * 1.1 or 1
-    xmin, xmax = min(xs), max(xs)
-    sx = lambda x: L + ((x - xmin) / (xmax - xmin) if xmax > xmin else 0.5) * (W - L - R)  # noqa: E731
-    sy = lambda y: H - B - y / ymax * (H - T - B)  # noqa: E731
-    out = svg_frame(W, H, L, R, T, B, title, "vCPUs", ylabel)
-    for x in xs:
-        out.append(f'<text x="{sx(x):.1f}" y="{H - B + 16}" text-anchor="middle">{x}</text>')
-    for i in range(5):
-        y = ymax * i / 4
-        out.append(f'<text x="{L - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{y:,.0f}</text>')
-        out.append(f'<line x1="{L}" y1="{sy(y):.1f}" x2="{W - R}" y2="{sy(y):.1f}" stroke="#ddd"/>')
-    for n, (v, pts) in enumerate(series.items()):
-        pts = sorted(pts)
-        c = COLORS[v]
-        if len(pts) > 1:
-            d = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in pts)
-            out.append(f'<polyline points="{d}" fill="none" stroke="{c}" stroke-width="2"/>')
-        for x, y in pts:
-            out.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="4" fill="{c}"/>')
-        out.append(f'<rect x="{W - R + 12}" y="{T + n * 20}" width="12" height="12" fill="{c}"/>')
-        out.append(f'<text x="{W - R + 30}" y="{T + n * 20 + 10}">{v}</text>')
-    out.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(out) + "\n")
-
-
-def svg_bar_chart(path, title, groups, variants, values, ylabel):
-    """Grouped bars: one group per lock, one bar per variant."""
-    W, H, L, R, T, B = 640, 400, 70, 190, 40, 50
-    ymax = max([values.get((g, v), 0) for g in groups for v in variants] + [0.1]) * 1.15
-    gw = (W - L - R) / max(len(groups), 1)
-    bw = gw * 0.8 / max(len(variants), 1)
-    sy = lambda y: H - B - y / ymax * (H - T - B)  # noqa: E731
-    out = svg_frame(W, H, L, R, T, B, title, None, ylabel)
-    for i in range(5):
-        y = ymax * i / 4
-        out.append(f'<text x="{L - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{y:.2f}</text>')
-        out.append(f'<line x1="{L}" y1="{sy(y):.1f}" x2="{W - R}" y2="{sy(y):.1f}" stroke="#ddd"/>')
-    for gi, g in enumerate(groups):
-        x0 = L + gi * gw + gw * 0.1
-        out.append(f'<text x="{L + gi * gw + gw / 2:.1f}" y="{H - B + 16}" text-anchor="middle">{g}</text>')
-        for vi, v in enumerate(variants):
-            y = values.get((g, v))
-            if y is None:
-                continue
-            out.append(f'<rect x="{x0 + vi * bw:.1f}" y="{sy(y):.1f}" width="{bw * 0.9:.1f}" '
-                       f'height="{H - B - sy(y):.1f}" fill="{COLORS[v]}"><title>{v}: {y:.3f}</title></rect>')
-    for n, v in enumerate(variants):
-        out.append(f'<rect x="{W - R + 12}" y="{T + n * 20}" width="12" height="12" fill="{COLORS[v]}"/>')
-        out.append(f'<text x="{W - R + 30}" y="{T + n * 20 + 10}">{v}</text>')
-    out.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(out) + "\n")
-
-
 def write_plots(summary, outdir):
     os.makedirs(outdir, exist_ok=True)
     recs = summary["records"]
@@ -407,7 +188,6 @@ def pathlen_section(docdir, plotdir):
     pl = load_pathlen(docdir)
     if pl is None:
         return []
-    import pathlen  # here: pathlen imports this module
     m = pl["meta"]
     L = ["## Path length, lock hold budgets and a projection", "",
          f"From `make bench PATHLEN=1` of {m.get('date', '?')} at `{m.get('commit', '?')}`, one vCPU "
@@ -632,7 +412,6 @@ def pathlen_summary(path):
             pl = json.load(f)
     except FileNotFoundError:
         return []
-    import pathlen  # here: pathlen imports this module
     m, w = pl["meta"], "threadspawn"
     ipo = pl["instructions_per_op"].get(w, {})
     holds = pl.get("hold_budgets", {}).get(w, {})

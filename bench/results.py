@@ -1,0 +1,163 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The raw lines of `make bench`: the names they use, and their parsing and summary.
+
+The bottom layer of bench/: results.py (parsing), projection.py (the model),
+svg.py (drawing), pathlen.py (path lengths and lock holds, on these), report.py
+(results.md and the cover letters' figures, on all of them). Each imports only
+those before it.
+
+raw.txt holds "meta key=value" lines and the guests' "bench ..." lines (see
+qemu/guest/run-bench and selftests/forkscale/bench/bench.h).
+"""
+import statistics
+from collections import defaultdict
+
+VARIANTS = ["stock", "posted", "locked", "pinned", "seqcount", "rwlock", "module", "module_nobatch",
+            "module_findable"]
+VARIANT_TEXT = {
+    "stock": "stock 7.3 (Debian linux-source-7.3), no series",
+    "posted": "stock 7.3 plus the merge set alone (cgroup/ and pid/ series, kernel/posted/): "
+              "the pinned read, free_pids() batching",
+    "locked": "series, built-in locked read",
+    "pinned": "series, built-in pinned read (no lock)",
+    "seqcount": "series, built-in seqcount read",
+    "rwlock": "series, built-in rwlock read",
+    "module": "series + module (clone read and pid batching)",
+    "module_nobatch": "series + module, pid_batch=0",
+    "module_findable": "series + module, released pids left unmarked (patch measure/0014's defect: "
+                       "the design before the mark, less the lookup-side check and the "
+                       "static branch, which remain)",
+}
+WORKLOADS = ["threadspawn", "forkexit", "clone_processes", "pgrp_exit", "migrate_pingpong"]
+WORKLOAD_TEXT = {
+    "threadspawn": "pthread_create + pthread_join per task (will-it-scale threadspawn1)",
+    "forkexit": "fork + _exit + waitpid per task",
+    "clone_processes": "clone(CLONE_VM | SIGCHLD) + waitpid per task",
+    "pgrp_exit": "a process-group leader and one member; the leader exits first, so the "
+                 "member's exit frees two pids (its own and the group's)",
+    "migrate_pingpong": "one task writes itself to cgroup A, then B, alternately",
+}
+LOCKS = ["css_set_lock", "tasklist_lock", "pidmap_lock", "css_set_clone_lock"]
+COLORS = {
+    "stock": "#444444", "posted": "#bcbd22", "locked": "#1f77b4", "pinned": "#17becf", "seqcount": "#2ca02c",
+    "rwlock": "#ff7f0e", "module": "#d62728", "module_nobatch": "#9467bd",
+    "module_findable": "#8c564b",
+}
+
+
+def parse(path):
+    meta, rows = {}, []
+    with open(path) as f:
+        for line in f:
+            words = line.split()
+            if not words:
+                continue
+            fields = dict(w.split("=", 1) for w in words[1:] if "=" in w)
+            kinds = [w for w in words[1:] if "=" not in w]
+            if words[0] == "meta":
+                meta.update(fields)
+            elif words[0] in ("bench", "bench-error", "bench-boot", "bench-retry"):
+                fields["tag"] = words[0]
+                fields["kind"] = kinds[0] if kinds else ""
+                rows.append(fields)
+    return meta, rows
+
+
+def summarise(meta, rows):
+    throughput = defaultdict(list)
+    # (smp, variant, workload, rep) -> {"ops":, "locks": {class: [acq, con, wait, hold]}, "stats": {}}
+    samples = defaultdict(lambda: {"ops": None, "locks": defaultdict(lambda: [0, 0, 0.0, 0.0]),
+                                   "stats": {}})
+    errors = [r for r in rows if r["tag"] == "bench-error"]
+    retries = [r for r in rows if r["tag"] == "bench-retry"]
+    for r in rows:
+        if r["tag"] != "bench" or "workload" not in r:
+            continue
+        smp, v, w = int(r["smp"]), r["variant"], r["workload"]
+        if r["flavour"] == "perf":
+            if r["kind"] == "result":
+                throughput[(smp, v, w)].append(float(r["ops_per_sec"]))
+            continue
+        s = samples[(smp, v, w, r["rep"])]
+        if r["kind"] == "result":
+            s["ops"] = int(r["ops"])
+            s["secs"] = float(r["seconds"])
+        elif r["kind"] == "lock":
+            acc = s["locks"][r["class"]]
+            acc[0] += int(r["acquisitions"])
+            acc[1] += int(r["contentions"])
+            acc[2] += float(r["wait_us"])
+            acc[3] += float(r["hold_us"])
+        elif r["kind"] == "stat":
+            for k, val in r.items():
+                if k not in ("file", "kind", "tag", "smp", "flavour", "kernel", "variant",
+                             "rep", "workload"):
+                    s["stats"][f"{r['file']}.{k}"] = val
+
+    records = []
+    smps = sorted({k[0] for k in throughput} | {k[0] for k in samples})
+    for smp in smps:
+        for w in WORKLOADS:
+            stock = throughput.get((smp, "stock", w))
+            stock_median = statistics.median(stock) if stock else None
+            for v in VARIANTS:
+                vals = throughput.get((smp, v, w), [])
+                reps = [s for k, s in samples.items() if k[:3] == (smp, v, w) and s["ops"]]
+                if not vals and not reps:
+                    continue
+                rec = {"smp": smp, "variant": v, "workload": w, "unit": "ops/s", "n": len(vals)}
+                if vals:
+                    rec.update(median=statistics.median(vals), min=min(vals), max=max(vals),
+                               samples=vals)
+                    if stock_median:
+                        rec["ratio_to_stock"] = round(rec["median"] / stock_median, 4)
+                rec["locks"] = lock_figures(reps)
+                rec["lock_ops"] = [s["ops"] for s in reps]
+                if reps:
+                    rec["lock_ops_per_sec"] = round(statistics.median(s["ops"] / s["secs"] for s in reps), 1)
+                rec.update(counter_figures(reps))
+                records.append(rec)
+    return {"meta": meta, "records": records, "errors": errors, "retries": retries}
+
+
+def lock_figures(reps):
+    """Per-operation medians over the debug repetitions, for each lock seen."""
+    out = {}
+    for lock in LOCKS:
+        if not any(lock in s["locks"] for s in reps):
+            continue
+        # A lock not taken during a repetition has no lock_stat row: zero.
+        per_rep = [(s["locks"].get(lock, [0, 0, 0.0, 0.0]), s["ops"]) for s in reps]
+        med = lambda i: statistics.median(a[i] / ops for a, ops in per_rep)  # noqa: E731
+        out[lock] = {
+            "acquisitions_per_op": round(med(0), 4),
+            "contentions_per_op": round(med(1), 5),
+            "wait_us_per_op": round(med(2), 4),
+            "hold_us_per_op": round(med(3), 4),
+        }
+    return out
+
+
+def counter_figures(reps):
+    """The clone-read and pid-freeing counters of the patched kernel."""
+    out = {}
+    lockless = sum(int(s["stats"].get("cgroup_clone.lockless", 0)) for s in reps)
+    locked = sum(int(s["stats"].get("cgroup_clone.locked", 0)) for s in reps)
+    retries = sum(int(s["stats"].get("cgroup_clone.retries", 0)) for s in reps)
+    if lockless + locked:
+        out["clone_read"] = {"lockless": lockless, "locked": locked, "retries": retries,
+                             "lockless_pct": round(100.0 * lockless / (lockless + locked), 3)}
+    freed = sum(int(s["stats"].get("pid_release.freed", 0)) for s in reps)
+    batches = sum(int(s["stats"].get("pid_release.batches", 0)) for s in reps)
+    if freed:
+        out["pid_release"] = {"freed": freed, "batches": batches,
+                              "pids_per_batch": round(freed / batches, 2) if batches else None,
+                              "free_locks_per_pid": round(batches / freed, 4)}
+    return out
+
+
+def find(summary, smp, v, w):
+    for r in summary["records"]:
+        if (r["smp"], r["variant"], r["workload"]) == (smp, v, w):
+            return r
+    return None
