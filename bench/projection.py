@@ -9,15 +9,16 @@ holding global lock k, which serves one holder at a time. Measured at one vCPU:
 Z + sum(D_k) is the path length P (perf flavour), D_k the lock's hold budget.
 
 Assumptions, stated because they decide the result:
-- hold times do not grow under contention. A real handoff moves the lock's
-  cache line and the data it protects to the next CPU; `handoff` adds that cost
-  per acquisition, in instructions (pathlen.py reports 0 and 200);
-- readers of an rwlock do not serialise, so only exclusive holds are stations
-  (the rwlock variant's read side costs only its path length);
+- hold times do not grow under contention, except by moving cache lines: a
+  handoff moves the lock's line and the data it protects to the next CPU, and
+  bench/fit.py adds that cost to each station's demand and fits it;
+- readers of an rwlock do not serialise on each other's holds, only on moving
+  the lock's line (fit.py's transfer term);
 - locks are independent stations; a hold nested in another global lock's (we
   know of none in the fork and exit paths) would count twice;
-- `handoff` is charged at every acquisition, also uncontended ones, so with it
-  the model understates throughput at low CPU counts by up to a few percent;
+- fit.py computes the demands at the population it solves for and uses them
+  at every smaller one (MVA's recursion), an approximation of a load-dependent
+  server;
 - the CPUs are identical and the work outside the locks scales perfectly (no
   memory-bandwidth, allocator or scheduler limits).
 
@@ -25,10 +26,8 @@ Throughput comes out in operations per instruction; a machine's instruction
 rate (instructions per second per CPU) turns it into operations per second.
 """
 
-# The global locks; (lock, "W") is an exclusive hold (pathlen.py folds
-# lock_stat's "-" into it), (lock, "R") an rwlock's read side.
+# The global locks, in the order the tables list them.
 LOCKS = ("css_set_lock", "pidmap_lock", "tasklist_lock", "css_set_clone_lock")
-EXCLUSIVE = tuple((lock, "W") for lock in LOCKS)
 
 
 def mva(think, demands, n_max):
@@ -47,33 +46,3 @@ def mva(think, demands, n_max):
         queue = {k: x * r for k, r in resid.items()}
         out.append((n, x, {k: resid[k] - demands[k] for k in demands}))
     return out
-
-
-def stations(path, holds, acquisitions, handoff=0.0):
-    """(think, demands) of one variant and workload.
-
-    path: instructions per operation; holds/acquisitions: {(lock, mode): per
-    operation}, hold instructions already scaled to the path's kernel.
-    """
-    demands = {}
-    for key in EXCLUSIVE:
-        if key in holds:
-            demands[key[0]] = demands.get(key[0], 0.0) + holds[key] + handoff * acquisitions.get(key, 0.0)
-    think = path - sum(holds.get(k, 0.0) for k in EXCLUSIVE)
-    if think <= 0:
-        raise ValueError("lock holds exceed the path length")
-    return think, demands
-
-
-def project(path, holds, acquisitions, n_max, handoff=0.0):
-    think, demands = stations(path, holds, acquisitions, handoff)
-    return mva(think, demands, n_max)
-
-
-def bottleneck(path, holds, acquisitions, handoff=0.0):
-    """(lock, its demand): the station that caps throughput at 1/demand."""
-    _, demands = stations(path, holds, acquisitions, handoff)
-    if not demands:
-        return None, 0.0
-    lock = max(demands, key=demands.get)
-    return lock, demands[lock]

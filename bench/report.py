@@ -189,23 +189,21 @@ def pathlen_section(docdir, plotdir):
     if pl is None:
         return []
     m = pl["meta"]
-    L = ["## Path length, lock hold budgets and a projection", "",
+    L = ["## Path length and lock hold budgets", "",
          f"From `make bench PATHLEN=1` of {m.get('date', '?')} at `{m.get('commit', '?')}`, one vCPU "
-         "under icount: deterministic instruction counts. Every table, and the model's assumptions, "
-         "are in [`pathlen.md`](pathlen.md). *share* is the fraction of an operation's instructions "
+         "under icount: deterministic instruction counts. Every table is in "
+         "[`pathlen.md`](pathlen.md). *share* is the fraction of an operation's instructions "
          "spent holding the lock exclusively; 1/share is the most CPUs' worth of operations that "
-         "lock lets through. The projection is a model, not a measurement.", ""]
-    holds, proj = pl.get("hold_budgets", {}), pl.get("projection", {})
+         "lock lets through.", ""]
+    holds = pl.get("hold_budgets", {})
     for w in pathlen.SCALING:
         ipo = pl["instructions_per_op"].get(w)
         if not ipo:
             continue
         locks = ["css_set_lock", "tasklist_lock", "pidmap_lock"]
         L += [f"**{w}**", "", "| variant | instructions/op | vs stock | "
-              + " | ".join(f"{lk} share" for lk in locks)
-              + " | projected bottleneck | projected ratio to stock at 20 / 40 / 128 CPUs |",
-              "|---|---:|---:|" + "---:|" * len(locks) + "---|---:|"]
-        by_v = proj.get(w, {}).get("0", {})
+              + " | ".join(f"{lk} share" for lk in locks) + " |",
+              "|---|---:|---:|" + "---:|" * len(locks)]
         for v in VARIANTS:
             rec = ipo.get(v)
             if not rec:
@@ -214,16 +212,11 @@ def pathlen_section(docdir, plotdir):
             hb = holds.get(w, {}).get(v, {}).get("locks", {})
             shares = ["–" if (x := pathlen.exclusive_share(hb, lk)) is None else f"{x * 100:.2f} %"
                       for lk in locks]
-            pr, st = by_v.get(v), by_v.get("stock")
-            ratios = "–" if not pr or not st else " / ".join(
-                f"{pr['cpus'][str(n)] / st['cpus'][str(n)]:.3f}" for n in (20, 40, 128))
-            L.append(f"| {v} | {rec['median']:.0f} | {diff} | " + " | ".join(shares)
-                     + f" | {(pr or {}).get('bottleneck') or '–'} | {ratios} |")
+            L.append(f"| {v} | {rec['median']:.0f} | {diff} | " + " | ".join(shares) + " |")
         L.append("")
-        if os.path.exists(os.path.join(docdir, plotdir, f"projection-{w}.svg")):
-            L += [f"![{w}: projected throughput against CPUs]({plotdir}/projection-{w}.svg)", ""]
-    L += ["Against the published figures:", ""] + pathlen.check_lines(pl.get("checks", [])) + [""]
-    L += [pathlen.verdict(pl.get("checks", []), holds), ""]
+    L += ["The projection to more CPUs, fitted to the published figures, is in "
+          "[`pathlen.md`](pathlen.md), with its residuals; no figure here rests on it. "
+          + pathlen.verdict(pl.get("fit")), ""]
     return L
 
 
@@ -406,7 +399,7 @@ def cover_summary(path):
 
 
 def pathlen_summary(path):
-    """Cover-letter lines from pathlen.json: path length, hold budgets, projection."""
+    """Cover-letter lines from pathlen.json: path length and hold budgets, and the fit's verdict."""
     try:
         with open(path) as f:
             pl = json.load(f)
@@ -415,15 +408,12 @@ def pathlen_summary(path):
     m, w = pl["meta"], "threadspawn"
     ipo = pl["instructions_per_op"].get(w, {})
     holds = pl.get("hold_budgets", {}).get(w, {})
-    proj = pl.get("projection", {}).get(w, {}).get("0", {})
     out = [f"make bench PATHLEN=1 of {m.get('date', '?')}, forkscale {m.get('commit', '?')}:",
            "one vCPU under QEMU's icount, where a guest nanosecond is one",
-           "instruction. Per thread create+exit: instructions, the share of",
-           "them spent holding each lock (" + ("bench/lockhold's count" if any(
-               r.get("source") == "lockhold" for r in holds.values()) else "lockstat flavour") + "), and the",
-           "projected bottleneck (a queueing model on those, not a",
-           "measurement; Documentation/pathlen.md states its assumptions):", "",
-           "                instr/op  vs stock  css_set  tasklist  pidmap  bottleneck"]
+           "instruction. Per thread create+exit: instructions, and the share",
+           "of them spent holding each lock (" + ("bench/lockhold's count" if any(
+               r.get("source") == "lockhold" for r in holds.values()) else "lockstat flavour") + "):", "",
+           "                instr/op  vs stock  css_set  tasklist  pidmap"]
     for v in VARIANTS:
         r = ipo.get(v)
         if not r:
@@ -432,22 +422,12 @@ def pathlen_summary(path):
         hb = holds.get(v, {}).get("locks", {})
         cells = "".join(f"{'-':>9}" if (x := pathlen.exclusive_share(hb, k)) is None else f"{x * 100:8.2f}%"
                         for k in ("css_set_lock", "tasklist_lock", "pidmap_lock"))
-        out.append(f"  {v:<14}{r['median']:9.0f}{diff:>10}{cells}  {(proj.get(v) or {}).get('bottleneck') or '-'}")
+        out.append(f"  {v:<14}{r['median']:9.0f}{diff:>10}{cells}")
     out.append("")
-    for c in pl.get("checks", []):
-        if c["handoff"] != "0":
-            continue
-        if c["source"] == "seed 000":
-            out += [f"Against Mateusz Guzik's seqcount figures ({c['cpus']} cores):",
-                    f"published stock -> seqcount {pathlen.pct(c['published_ratio'])}, "
-                    f"projected {pathlen.pct(c['projected_ratio'])}."]
-        else:
-            pub = ", ".join(f"{v} {pathlen.pct(x)}" for v, x in c["published"].items() if v != "locked")
-            prj = ", ".join(f"{v} {pathlen.pct(x)}" for v, x in c["projected"].items() if v != "locked")
-            out += [f"Against Koutny's clone_processes ({c['cpus']} CPUs), vs locked:",
-                    f"published {pub};", f"projected {prj}."]
-    verdict = pathlen.verdict(pl.get("checks", []), pl.get("hold_budgets", {}))
-    out += [""] + textwrap.wrap(verdict.replace("**", "").replace("Koutný", "Koutny").replace("±", "+/-").replace("→", "->"), 70)
+    verdict = ("A queueing model with a cache-line transfer cost, fitted to the "
+               "published figures (Documentation/pathlen.md): " + pathlen.verdict(pl.get("fit")))
+    out += textwrap.wrap(verdict.replace("**", "").replace("Koutný", "Koutny").replace("±", "+/-")
+                         .replace("→", "->").replace("–", "-").replace("×", "x"), 70)
     out.append("")
     return out
 

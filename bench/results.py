@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """The raw lines of `make bench`: the names they use, and their parsing and summary.
 
-The bottom layer of bench/: results.py (parsing), projection.py (the model),
-svg.py (drawing), pathlen.py (path lengths and lock holds, on these), report.py
-(results.md and the cover letters' figures, on all of them). Each imports only
-those before it.
+The bottom layer of bench/: results.py (parsing), projection.py and fit.py (the
+model and its fit to published figures), svg.py (drawing), pathlen.py (path
+lengths, lock holds and the fit's report), report.py (results.md and the cover
+letters' figures). Each imports only those before it.
 
 raw.txt holds "meta key=value" lines and the guests' "bench ..." lines (see
 qemu/guest/run-bench and selftests/forkscale/bench/bench.h).
