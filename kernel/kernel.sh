@@ -173,15 +173,29 @@ prepare_source() {
 }
 
 # Options the fragments ask for that Kconfig dropped (e.g. CONFIG_RUST when Rust is not
-# available) would silently change what we test, so treat them as errors.
+# available) would silently change what we test, so treat them as errors. A later
+# fragment overrides an earlier one, as in merge_config.sh: what the last one asks
+# for an option, set or "is not set", is what .config must hold.
 check_config() {
-	local out=$1 frag line missing=""
+	local out=$1 frag line opt missing=""
+	local -A want=()
 	while read -r frag; do
 		while read -r line; do
-			case $line in CONFIG_*=*) ;; *) continue ;; esac
-			grep -qxF "$line" "$out/.config" || missing="$missing $line"
+			case $line in
+			CONFIG_*=*) opt=${line%%=*} ;;
+			"# CONFIG_"*" is not set") opt=${line#\# }; opt=${opt%% *} ;;
+			*) continue ;;
+			esac
+			want[$opt]=$line
 		done < "$frag"
 	done < <(fragments)
+	for opt in "${!want[@]}"; do
+		line=${want[$opt]}
+		case $line in
+		"#"*) ! grep -q "^$opt=" "$out/.config" || missing="$missing $line" ;;
+		*) grep -qxF "$line" "$out/.config" || missing="$missing $line" ;;
+		esac
+	done
 	[ -z "$missing" ] || die "config fragments not honoured by Kconfig:$missing"
 }
 
