@@ -103,10 +103,18 @@ fragments() {
 	[ ! -f "$SERIES_DIR/series.$FLAVOR.config" ] || echo "$SERIES_DIR/series.$FLAVOR.config"
 }
 
+# The debug flavour (make check's) compiles its Rust with Debian's clippy-driver,
+# which matches its rustc: the lints come with the build, in build.log, and
+# kernel/lint.sh reads them there instead of compiling the crates a second time.
+clippy_args() {
+	[ "$FLAVOR" != debug ] || echo CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver
+}
+
 build_key() {
 	{
 		echo "series $(series_hash)"
 		echo "flavor $FLAVOR"
+		[ -z "$(clippy_args)" ] || echo "$(clippy_args) $(/usr/bin/clippy-driver --version)"
 		local f
 		while read -r f; do cat "$f"; done < <(fragments)
 		toolchain_versions
@@ -229,8 +237,11 @@ build() {
 		"${frags[@]}" >/dev/null)
 	"${KMAKE[@]}" -C "$src" O="$out" -s olddefconfig >&2
 	check_config "$out"
-	"${KMAKE[@]}" -C "$src" O="$out" -j"$JOBS" bzImage modules headers >&2
-	echo "$key $FLAVOR $((SECONDS - start))s" > "$out/.done"
+	local clippy
+	read -ra clippy < <(clippy_args)
+	"${KMAKE[@]}" -C "$src" O="$out" -j"$JOBS" "${clippy[@]}" bzImage modules headers 2>&1 |
+		tee "$out/build.log" >&2
+	echo "$key $FLAVOR $((SECONDS - start))s ${clippy[*]}" > "$out/.done"
 	log "built FLAVOR=$FLAVOR in $((SECONDS - start))s"
 	echo "$out"
 }
