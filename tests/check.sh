@@ -248,9 +248,10 @@ trap 'exit 143' TERM
 # builds that kernel meanwhile, at the lowest priority, from the cycles the
 # guests and host checks leave (each of the two guest chains leaves some: the
 # cores are about 80 % busy in a warm run), rather than before any test starts.
-# When it is cached, this finds it and returns at once. Its source tree comes
-# first, in the foreground: a worktree of the base repository that the host
-# checks' bad_input.sh also uses.
+# `make check` starts that build before the series' own (check-posted-build);
+# then this call waits for it on the build's lock. When it is cached, this finds
+# it and returns at once. Its source tree comes first, in the foreground: a
+# worktree of the base repository that the host checks' bad_input.sh also uses.
 rm -f "$out/posted-kdir" "$out/main-guest.tap" "$out/kmemleak-guest.tap"
 posted_ksh source > "$out/posted-build.log" 2>&1
 set -m
