@@ -57,12 +57,17 @@ run: initramfs
 # too. When it is not cached, its build starts first, at the lowest priority, and
 # runs on beside the series' build and the guests in the cycles they leave (a
 # kernel build's links, compression and Rust crates use one core);
-# tests/check.sh waits for it before the posted kernel's guest.
+# tests/check.sh waits for it before the posted kernel's guest, and stops it if
+# check.sh is stopped (its process group is in out/check/posted-early.pid). A
+# make check stopped before check.sh runs leaves it to finish into the cache.
 check-posted-build: deps
 	@mkdir -p $(OUT)/check
-	@FLAVOR=$(FLAVOR) $(POSTED_KERNEL) source > $(OUT)/check/posted-early.log 2>&1
-	@(FLAVOR=$(FLAVOR) nice -n 19 env $(POSTED_KERNEL) build < /dev/null \
-		>> $(OUT)/check/posted-early.log 2>&1 &)
+	@if FLAVOR=$(FLAVOR) $(POSTED_KERNEL) source > $(OUT)/check/posted-early.log 2>&1; then \
+		FLAVOR=$(FLAVOR) setsid -f bash -c 'echo $$$$ > "$$0"; exec nice -n 19 env "$$@" build' \
+			$(OUT)/check/posted-early.pid $(POSTED_KERNEL) < /dev/null >> $(OUT)/check/posted-early.log 2>&1; \
+	else \
+		echo "check: no posted kernel source tree ($(OUT)/check/posted-early.log); tests/check.sh reports it" >&2; \
+	fi
 
 check: check-posted-build initramfs
 	@tests/check.sh $(BZIMAGE) $(INITRD) $(KDIR) $(OUT)/check

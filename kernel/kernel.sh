@@ -22,6 +22,8 @@
 # complete: everything is made under a .tmp name and renamed at the end, except the O=
 # build directory, which Kbuild cannot move and which is marked valid by .done.
 set -euo pipefail
+# A failure inside $(...) (headers() builds through one) stops the script too.
+shopt -s inherit_errexit
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${CACHE:-$HOME/.cache/forkscale}
@@ -106,8 +108,13 @@ fragments() {
 # The debug flavour (make check's) compiles its Rust with Debian's clippy-driver,
 # which matches its rustc: the lints come with the build, in build.log, and
 # kernel/lint.sh reads them there instead of compiling the crates a second time.
+# clippy-driver turns rustc's MIR optimisations off (LLVM's still run), so the
+# debug kernel's Rust is compiled from unoptimised MIR; the perf kernels, which
+# the benchmarks measure, are built with rustc.
 clippy_args() {
-	[ "$FLAVOR" != debug ] || echo CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver
+	if [ "$FLAVOR" = debug ]; then
+		echo CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver
+	fi
 }
 
 build_key() {
@@ -155,9 +162,21 @@ prepare_base() {
 }
 
 prepare_source() {
-	prepare_base
 	local src=$CACHE/src/$(series_hash)
 	if [ -d "$src" ]; then
+		echo "$src"
+		return 0
+	fi
+	# One preparer at a time: make check starts the posted kernel's build beside
+	# the series' (and make -j may ask for two trees), and both would unpack the
+	# base into one .tmp and add worktrees to one repository.
+	mkdir -p "$CACHE"
+	local lock
+	exec {lock}> "$CACHE/.source.lock"
+	flock "$lock"
+	prepare_base
+	if [ -d "$src" ]; then
+		exec {lock}>&-
 		echo "$src"
 		return 0
 	fi
@@ -177,6 +196,7 @@ prepare_source() {
 		fi
 	done < <(series_patches)
 	git -C "$(base_dir)" worktree move "$tmp" "$src"
+	exec {lock}>&-
 	echo "$src"
 }
 
@@ -237,10 +257,12 @@ build() {
 		"${frags[@]}" >/dev/null)
 	"${KMAKE[@]}" -C "$src" O="$out" -s olddefconfig >&2
 	check_config "$out"
-	local clippy
-	read -ra clippy < <(clippy_args)
+	local -a clippy
+	read -ra clippy <<< "$(clippy_args)"
+	# Appended: a build interrupted and run again recompiles only what it had not,
+	# and the lints of what it had are in the first attempt's part of the log.
 	"${KMAKE[@]}" -C "$src" O="$out" -j"$JOBS" "${clippy[@]}" bzImage modules headers 2>&1 |
-		tee "$out/build.log" >&2
+		tee -a "$out/build.log" >&2
 	echo "$key $FLAVOR $((SECONDS - start))s ${clippy[*]}" > "$out/.done"
 	log "built FLAVOR=$FLAVOR in $((SECONDS - start))s"
 	echo "$out"
