@@ -45,8 +45,11 @@ PUBLISHED = [
      "low": 2.9147 / 2.9383, "high": 2.9147 / 2.9383, "sigma": 0.0055,
      "spread": "± 0.39 % on each figure"},
 ]
-TRANSFERS = [50 * i for i in range(0, 121)]       # 0 .. 6000 instructions
-LINES = [0.5 * i for i in range(0, 17)]           # 0 .. 8 lines
+# The grid. The figures tell only the cost of an exclusive acquisition,
+# transfer * (1 + lines), apart: the sets that fit lie along a ridge of it, which
+# the grid must contain whole (pathlen.md says where the sets reach its edge).
+TRANSFERS = [100 * i for i in range(0, 121)]      # 0 .. 12000 instructions
+LINES = [1.0 * i for i in range(0, 21)]           # 0 .. 20 lines
 FIT_SIGMAS = 2.0
 # The most instructions per second one CPU of the seed's 20-core machine can
 # retire in this code: 2 per cycle at 3 GHz. A set that needs more to put stock

@@ -245,8 +245,7 @@ def write_markdown(summary, path, plots, plotdir):
         L += ["**This run is under TCG (QEMU's emulator, no KVM).** Absolute ops/s are emulation "
               "figures and say little about hardware, so they are in the appendix. What is robust "
               "comes first: lock acquisitions per operation (exact counts), and, from "
-              "`make bench PATHLEN=1`, instructions per operation, lock hold budgets and the "
-              "projection built on them. With "
+              "`make bench PATHLEN=1`, instructions per operation and lock hold budgets. With "
               f"{m.get('host_cpus', '?')} host CPUs, vCPU counts above that are oversubscribed.", ""]
     L += ["Variants, all built from the same config fragments:", ""]
     L += [f"- `{v}`: {VARIANT_TEXT[v]}" for v in VARIANTS]
