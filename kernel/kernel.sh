@@ -77,7 +77,7 @@ series_patches() {
 # header build the same tree, so they must not rebuild the kernel.
 series_hash() {
 	{
-		echo "base v$BASE_VERSION $SOURCE_VERSION $(basename "$TARBALL") $(stat -c %s "$TARBALL")"
+		echo "base v$BASE_VERSION $SOURCE_VERSION $(basename "$TARBALL") $(stat -c %s "$TARBALL" 2> /dev/null || echo missing)"
 		local p
 		while read -r p; do
 			echo "patch"
