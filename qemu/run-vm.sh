@@ -40,6 +40,15 @@ tcg) cpu=max accel_args="tsc=unstable" accel_opt="tcg,thread=${TCG_THREAD:-singl
 esac
 [ "$accel" != tcg ] || [ "$mode" = bench ] || accel_args="$accel_args no5lvl"
 
+# The debug kernel runs its KUnit suites at every boot: 12 s of a 21 s boot under
+# TCG (rust_sync_seqlock's million reads alone 8 s). Only the main guest reads
+# their results (selftests/forkscale/kunit.sh), and a guest that runs kunit.sh by
+# name; every other boot skips them.
+case "$mode $*" in
+"check "* | *kunit.sh* | bench*) ;;
+*) accel_args="$accel_args kunit.enable=0" ;;
+esac
+
 # ICOUNT=1: the guest clock advances one nanosecond per executed instruction
 # (bench PATHLEN=1), which makes guest seconds an instruction count. icount
 # needs TCG and one TCG thread.
