@@ -17,7 +17,7 @@ KDIR = $(shell $(KERNEL_SH) kdir)
 KSRC = $(shell $(KERNEL_SH) source)
 KHDR = $(shell $(KERNEL_SH) headers)
 BZIMAGE = $(KDIR)/arch/x86/boot/bzImage
-INITRD := $(OUT)/$(FLAVOR)/initramfs.cpio.gz
+INITRD := $(OUT)/$(FLAVOR)/initramfs.cpio
 KBUILD_MODULE = scripts/kbuild-module.sh $(KDIR) $(CURDIR)
 
 comma := ,
@@ -75,7 +75,7 @@ check: check-posted-build initramfs
 # The development loop: one boot, the guest tests T names (T=a,b; CASE=<case> for one
 # kselftest-harness case; TWIN=<name> boots that broken twin of tests/twins.txt as the
 # module). Rebuilds only what changed, and the module's twins only for twins.sh.
-GUEST_INITRD = $(OUT)/$(FLAVOR)/check-guest.cpio.gz
+GUEST_INITRD = $(OUT)/$(FLAVOR)/check-guest.cpio
 GUEST_TWINS = $(filter twins.sh,$(subst $(comma), ,$(T)))
 GUEST_KO = $(if $(TWIN),$(TWINS_DIR)/$(TWIN)/forkscale.ko,rust/forkscale.ko)
 check-guest: module selftests $(if $(GUEST_TWINS),twins)

@@ -15,7 +15,7 @@
 # too, each as its one variant);
 # PREBUILT=<dir>: boot the kernels and initramfs images in <dir>, named
 # <flavour>-stock.bzImage, <flavour>-series.bzImage, <flavour>-posted.bzImage
-# and <flavour>.initramfs.cpio.gz,
+# and <flavour>.initramfs.cpio,
 # instead of the cached builds (a host with QEMU but no toolchain; usage.rst).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,9 +62,9 @@ kernel_of() { # <flavour> <stock|series|posted>: the bzImage
 
 initrd_of() { # <flavour>
 	if [ -n "${PREBUILT:-}" ]; then
-		echo "$PREBUILT/$1.initramfs.cpio.gz"
+		echo "$PREBUILT/$1.initramfs.cpio"
 	else
-		echo "$OUT/$1/initramfs.cpio.gz"
+		echo "$OUT/$1/initramfs.cpio"
 	fi
 }
 

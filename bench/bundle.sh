@@ -5,7 +5,7 @@
 #   bundle.sh <dir>
 #
 # <dir> gets perf-{stock,series,posted}.bzImage with their System.map,
-# perf.initramfs.cpio.gz, lockhold.so (the PATHLEN=1 lock hold plugin, built
+# perf.initramfs.cpio, lockhold.so (the PATHLEN=1 lock hold plugin, built
 # for this host's QEMU: pack that too with QEMU=1) and meta (the commit and base
 # they were built from), from the cached builds that `make bench` makes. QEMU=1 also packs this host's qemu-system-x86_64 with its shared
 # libraries, its TCG module and the firmware a -kernel boot reads, under
@@ -32,8 +32,8 @@ for k in stock series posted; do
 	cp "$(kdir $k)/System.map" "$dir/perf-$k.System.map"
 done
 make -s -C "$top/bench/lockhold" O="$dir" || die "cannot build bench/lockhold"
-[ -f "$OUT/perf/initramfs.cpio.gz" ] || die "no perf initramfs (make initramfs FLAVOR=perf)"
-cp "$OUT/perf/initramfs.cpio.gz" "$dir/perf.initramfs.cpio.gz"
+[ -f "$OUT/perf/initramfs.cpio" ] || die "no perf initramfs (make initramfs FLAVOR=perf)"
+cp "$OUT/perf/initramfs.cpio" "$dir/perf.initramfs.cpio"
 {
 	echo "meta commit=$(git -C "$top" rev-parse --short=12 HEAD)$(git -C "$top" diff --quiet HEAD -- . || echo -dirty)"
 	echo "meta base=Debian_linux-source-7.3_$("$top/scripts/fetch-source.sh" version)"

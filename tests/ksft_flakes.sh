@@ -15,8 +15,8 @@ rm -rf "$out"
 mkdir -p "$out/tests"
 cp -a "$tests"/. "$out/tests/"
 echo ksft_repeat.sh > "$out/tests/tests.list"
-"$top/qemu/mkinitramfs.sh" "$out/initramfs.cpio.gz" "$out/tests"
-TIMEOUT=${TIMEOUT:-7500} "$top/qemu/run-vm.sh" "$kernel" "$out/initramfs.cpio.gz" "$out/vm" check \
+"$top/qemu/mkinitramfs.sh" "$out/initramfs.cpio" "$out/tests"
+TIMEOUT=${TIMEOUT:-7500} "$top/qemu/run-vm.sh" "$kernel" "$out/initramfs.cpio" "$out/vm" check \
 	FORKSCALE_KSFT_SUITES="$suites" FORKSCALE_KSFT_RUNS="${RUNS:-10}" \
 	FORKSCALE_KSFT_IMPL="${IMPL:-locked}" FORKSCALE_KSFT_FAVORDYNMODS="${FAVORDYNMODS:-0}" FORKSCALE_KSFT_HOG="${HOG:-0}" \
 	FORKSCALE_TEST_TIMEOUT=7200 || true
