@@ -10,7 +10,7 @@ BINDGEN_VERSION=0.72.1
 APT_PACKAGES=(
 	rustc-web rust-web-src rust-web-clippy clang-19 lld-19 llvm-19
 	libclang-19-dev qemu-system-x86 busybox-static flex bison bc libelf-dev
-	libssl-dev cpio pahole xz-utils git make gcc libc6-dev python3-docutils
+	libssl-dev cpio pahole xz-utils lz4 git make gcc libc6-dev python3-docutils
 	python3-ply python3-git
 	${DEPS_EXTRA_PACKAGES:-}
 )
