@@ -21,7 +21,7 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fit as fitting  # noqa: E402
 from projection import LOCKS  # noqa: E402
-from results import VARIANTS, WORKLOADS, parse  # noqa: E402
+from results import MIN_BOOTS, VARIANTS, WORKLOADS, parse, plus_minus, resolution  # noqa: E402
 
 # The workloads that run one task per CPU; migrate_pingpong runs one task.
 SCALING = ["threadspawn", "forkexit", "clone_processes", "pgrp_exit"]
@@ -164,7 +164,7 @@ def summarise_plugin_holds(holds, summary):
             return {"acquisitions": acq, "hold": hold,
                     "long_acquisitions": statistics.median(xs["long_acq"]),
                     "long_hold": statistics.median(xs["long_hold"]),
-                    "hold_spread": spread(xs["hold"]) if len(xs["hold"]) > 1 else None,
+                    "hold_spread": resolution(xs["hold"]),
                     "per_acquisition": hold / acq if acq else None,
                     "reps": len(xs["hold"]), "share": hold / perf, "scaled": hold}
         out.setdefault(w, {})[v] = {
@@ -177,15 +177,9 @@ def summarise_plugin_holds(holds, summary):
     return out
 
 
-def spread(xs):
-    """Half the min-max range, relative to the median: the repetitions' agreement."""
-    med = statistics.median(xs)
-    return (max(xs) - min(xs)) / 2 / med if med else 0.0
-
-
 def spread_cell(x):
-    """A spread for a table: none from a single repetition."""
-    return "–" if x is None else f"{x * 100:.0f} %"
+    """A hold's resolution for a table: none from fewer than MIN_BOOTS boots."""
+    return f"? (< {MIN_BOOTS} boots)" if x is None else f"{x * 100:.0f} %"
 
 
 def summarise(per_op):
@@ -193,16 +187,19 @@ def summarise(per_op):
     for (v, w), xs in per_op.items():
         out.setdefault(w, {})[v] = {
             "median": statistics.median(xs), "min": min(xs), "max": max(xs),
-            "n": len(xs), "spread": spread(xs),
+            "n": len(xs), "spread": resolution(xs),
         }
     for w, by_v in out.items():
         stock = by_v.get("stock")
         for v, rec in by_v.items():
             if not stock or v == "stock":
                 continue
-            # Difference from stock, with the two spreads added as its uncertainty.
+            # Difference from stock, with the two resolutions added as its uncertainty:
+            # none unless both come from MIN_BOOTS boots or more.
             rec["vs_stock"] = rec["median"] / stock["median"] - 1
-            rec["uncertainty"] = rec["spread"] + stock["spread"]
+            rec["uncertainty"] = (None if rec["spread"] is None or stock["spread"] is None
+                                  else rec["spread"] + stock["spread"])
+            rec["boots"] = min(rec["n"], stock["n"])
     return out
 
 
@@ -224,8 +221,7 @@ def summarise_holds(holds, summary):
             hold = statistics.median(xs["hold"])
             locks[f"{lock}/{mode}"] = {
                 "acquisitions": statistics.median(xs["acq"]), "hold": hold,
-                # One boot (QUICK=1) has no spread to show: it measures no repeatability.
-                "hold_spread": spread(xs["hold"]) if len(xs["hold"]) > 1 else None,
+                "hold_spread": resolution(xs["hold"]),
                 "reps": len(xs["hold"]),
                 "share": hold / path,
                 "scaled": hold * perf / path if perf else None,
@@ -500,6 +496,8 @@ def explanations(summary, budgets):
         if base not in by_v or "module" not in by_v or base not in perf or "module" not in perf:
             continue
         d_path = perf["module"]["median"] - perf[base]["median"]
+        both = (None if perf["module"]["spread"] is None or perf[base]["spread"] is None
+                else perf["module"]["spread"] + perf[base]["spread"])
         parts = []
         for n in sorted(set(by_v[base]["locks"]) | set(by_v["module"]["locks"]), key=lock_order):
             a, b = by_v[base]["locks"].get(n), by_v["module"]["locks"].get(n)
@@ -525,8 +523,8 @@ def explanations(summary, budgets):
             why += "."
         lines.append(
             f"- **{w}: the module against {base}.** Its path differs by {d_path:+.0f} instructions per "
-            f"operation ({d_path / perf[base]['median'] * 100:+.2f} %, resolution ± "
-            f"{(perf['module']['spread'] + perf[base]['spread']) * 100:.2f} %). The holds per operation "
+            f"operation ({d_path / perf[base]['median'] * 100:+.2f} %, resolution "
+            f"{plus_minus(both, min(perf['module']['n'], perf[base]['n']))}). The holds per operation "
             f"differ by: " + ", ".join(parts) + "." + why)
     return lines + [""]
 
@@ -548,7 +546,8 @@ def markdown(meta, summary, budgets, fitted):
         "",
         "One guest nanosecond is one instruction, so these are instruction counts, not times: "
         "they do not depend on the host's load. Spread is half the min-max range over the "
-        "repetitions; the difference from stock carries the two spreads added. Each workload "
+        "repetitions; the difference from stock carries the two spreads added. Fewer than "
+        f"{MIN_BOOTS} boots establish no spread, and then neither has one. Each workload "
         "run starts allocating pids after 1000 (`ns_last_pid`), because what a pid costs "
         "depends on where the pid IDR's cursor is.",
         "",
@@ -572,8 +571,8 @@ def markdown(meta, summary, budgets, fitted):
             if not rec:
                 continue
             diff = "" if "vs_stock" not in rec else \
-                f"{rec['vs_stock'] * 100:+.2f} % ± {rec['uncertainty'] * 100:.2f} %"
-            lines.append(f"| {v} | {rec['median']:.0f} | {rec['spread'] * 100:.2f} % | {diff} |")
+                f"{rec['vs_stock'] * 100:+.2f} % {plus_minus(rec['uncertainty'], rec['boots'])}"
+            lines.append(f"| {v} | {rec['median']:.0f} | {plus_minus(rec['spread'], rec['n'])} | {diff} |")
         lines.append("")
     plugin = any(rec.get("source") == "lockhold" for by_v in budgets.values() for rec in by_v.values())
     if plugin:

@@ -38,6 +38,10 @@ WORKLOAD_TEXT = {
     "migrate_pingpong": "one task writes itself to cgroup A, then B, alternately",
 }
 LOCKS = ["css_set_lock", "tasklist_lock", "pidmap_lock", "css_set_clone_lock"]
+# A figure from repeated boots carries its resolution: how far its boots disagree
+# (half their min-max range, relative to the median). Fewer boots than this
+# establish none, and no difference or verdict rests on such a figure.
+MIN_BOOTS = 3
 COLORS = {
     "stock": "#444444", "posted": "#bcbd22", "locked": "#1f77b4", "pinned": "#17becf", "seqcount": "#2ca02c",
     "rwlock": "#ff7f0e", "module": "#d62728", "module_nobatch": "#9467bd",
@@ -129,8 +133,10 @@ def lock_figures(reps):
         # A lock not taken during a repetition has no lock_stat row: zero.
         per_rep = [(s["locks"].get(lock, [0, 0, 0.0, 0.0]), s["ops"]) for s in reps]
         med = lambda i: statistics.median(a[i] / ops for a, ops in per_rep)  # noqa: E731
+        res = resolution([a[0] / ops for a, ops in per_rep])
         out[lock] = {
             "acquisitions_per_op": round(med(0), 4),
+            "acquisitions_resolution": None if res is None else round(res, 5),
             "contentions_per_op": round(med(1), 5),
             "wait_us_per_op": round(med(2), 4),
             "hold_us_per_op": round(med(3), 4),
@@ -161,3 +167,19 @@ def find(summary, smp, v, w):
         if (r["smp"], r["variant"], r["workload"]) == (smp, v, w):
             return r
     return None
+
+
+def resolution(xs):
+    """Half the min-max range of the boots' values, relative to their median; None from
+    fewer than MIN_BOOTS boots, which establish no resolution."""
+    if len(xs) < MIN_BOOTS:
+        return None
+    med = statistics.median(xs)
+    return (max(xs) - min(xs)) / 2 / med if med else 0.0
+
+
+def plus_minus(x, boots):
+    """A resolution for a table: "± 0.12 %", or why there is none."""
+    if x is None:
+        return f"± ? ({boots} boot{'s' if boots != 1 else ''}, {MIN_BOOTS} needed)"
+    return f"± {x * 100:.2f} %"

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The bench reports give no verdict and no resolution from fewer than three
+# boots (bench/results.py MIN_BOOTS): a count target from one lock-statistics
+# boot reads "not judged", a path-length difference from two boots carries no
+# "±", and the same figures from three boots get both. Shown failing on a copy
+# of bench/ that asks for one boot.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# docdir <dir> <bench.json> <pathlen.json>: what report.py --render reads
+docdir() {
+	mkdir -p "$1/results"
+	cp "$2" "$1/results/bench.json"
+	[ "$3" -ef "$1/pathlen.json" ] || cp "$3" "$1/pathlen.json"
+}
+# The committed run: one lock-statistics boot, two path-length boots.
+committed_locks=$(python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+print(sorted({len(r["lock_ops"]) for r in s["records"] if r["lock_ops"]}))' \
+	"$top/Documentation/results/bench.json")
+if [ "$committed_locks" != "[1]" ]; then
+	echo "ok host: report verdicts need three boots # SKIP the committed run has $committed_locks lock boots, not [1]"
+	exit 0
+fi
+# The same run with every lock-statistics boot counted three times.
+python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+for r in s["records"]:
+    r["lock_ops"] = r["lock_ops"] * 3
+    for f in r["locks"].values():
+        f["acquisitions_resolution"] = 0.0
+json.dump(s, open(sys.argv[2], "w"))' "$top/Documentation/results/bench.json" "$tmp/bench3.json"
+# The path-length raw lines with a third boot: the second one again.
+awk '{ print } /^bench .* rep=2( |$)/ { sub(/ rep=2/, " rep=3"); extra = extra $0 "\n" }
+	END { printf "%s", extra }' "$top/Documentation/results/pathlen-raw.txt" > "$tmp/pathlen3-raw.txt"
+
+# check <bench dir> <label>: what is wrong with the reports it renders, if anything
+check() {
+	local b=$1 d=$tmp/$2
+	mkdir -p "$d/two" "$d/three"
+	python3 "$b/pathlen.py" "$top/Documentation/results/pathlen-raw.txt" "$d/two" > /dev/null 2>&1 &&
+		python3 "$b/pathlen.py" "$tmp/pathlen3-raw.txt" "$d/three" > /dev/null 2>&1 ||
+		{ echo "pathlen.py failed"; return; }
+	docdir "$d/two" "$top/Documentation/results/bench.json" "$d/two/pathlen.json"
+	docdir "$d/three" "$tmp/bench3.json" "$d/three/pathlen.json"
+	python3 "$b/report.py" --render "$d/two" > /dev/null 2>&1 &&
+		python3 "$b/report.py" --render "$d/three" > /dev/null 2>&1 ||
+		{ echo "report.py --render failed"; return; }
+	local targets="^- (css_set_lock acquisitions|free-side pidmap_lock)"
+	[ "$(grep -cE "$targets.*: \*\*not judged\*\*: from 1 lock-statistics boot" "$d/two/results.md")" = 2 ] ||
+		echo "one lock boot: the count targets are not both 'not judged'"
+	! grep -E "$targets" "$d/two/results.md" | grep -qE '\*\*(met|missed)' ||
+		echo "one lock boot: a count target has a verdict"
+	grep -q '^| posted | [0-9]* | ± ? (2 boots, 3 needed) | [-+][0-9.]* % ± ? (2 boots, 3 needed) |$' \
+		"$d/two/pathlen.md" ||
+		echo "two path-length boots: a difference from stock is not marked unresolved"
+	! grep -qE '^\| posted \| [0-9]+ \| [^|]* \| [-+][0-9.]+ % ± [0-9]' "$d/two/pathlen.md" ||
+		echo "two path-length boots: a difference from stock carries a resolution"
+	grep -qE "$targets.*: \*\*met for the count" "$d/three/results.md" &&
+		grep -qE "^- free-side pidmap_lock.*: \*\*missed\*\*" "$d/three/results.md" ||
+		echo "three lock boots: the count targets have no verdict"
+	grep -qE '^\| posted \| [0-9]+ \| ± [0-9.]+ % \| [-+][0-9.]+ % ± [0-9.]+ % \|$' "$d/three/pathlen.md" ||
+		echo "three path-length boots: a difference from stock carries no resolution"
+}
+
+what="report verdicts and resolutions need three boots, and three boots give them"
+bad=$(check "$top/bench" real)
+if [ -z "$bad" ]; then echo "ok host: $what"; else echo "not ok host: $what"; echo "$bad" | sed 's/^/# /'; fi
+
+# The twin: the same bench/ with MIN_BOOTS at 1.
+cp -r "$top/bench" "$tmp/twin"
+sed -i 's/^MIN_BOOTS = 3$/MIN_BOOTS = 1/' "$tmp/twin/results.py"
+what="the verdict check catches reports that judge from one boot"
+if ! grep -q '^MIN_BOOTS = 1$' "$tmp/twin/results.py"; then
+	echo "not ok host: $what (no MIN_BOOTS line to change)"
+elif [ -n "$(check "$tmp/twin" twin)" ]; then
+	echo "ok host: $what"
+else
+	echo "not ok host: $what"
+fi
