@@ -149,6 +149,11 @@ prepare_base() {
 	sed -i '/^# Debian packaging: ignore everything/,/^!\/debian\/$/d' "$tmp/.gitignore"
 	! grep -qx '/\*' "$tmp/.gitignore" || die "could not drop Debian's top-level ignore rule"
 	git -C "$tmp" init -q -b base
+	# No automatic gc: the base commit leaves about 80,000 loose objects, and the
+	# "git gc --auto" that the commit (or a worktree's git am) then started in the
+	# background packed them for six minutes of a cold make check, holding the
+	# source lock (it inherits the descriptor) while the series' tree waited.
+	git -C "$tmp" config gc.auto 0
 	# Every file of the tarball is source, including those the tree's .gitignore
 	# matches (its dot-files: .rustfmt.toml and .clippy.toml, which rustfmtcheck and
 	# CLIPPY=1 read in the worktrees made from this commit, .mailmap, ...).
@@ -188,7 +193,7 @@ prepare_source() {
 	git -C "$(base_dir)" worktree add -q --detach "$tmp" forkscale-base
 	local p
 	while read -r p; do
-		if ! GIT_COMMITTER_DATE="2025-01-01T00:00:00Z" git -C "$tmp" -c user.name=forkscale \
+		if ! GIT_COMMITTER_DATE="2025-01-01T00:00:00Z" git -C "$tmp" -c gc.auto=0 -c user.name=forkscale \
 			-c user.email=forkscale@localhost am -q --keep-cr "$SERIES_DIR/$p" >/dev/null 2>&1; then
 			git -C "$tmp" am --abort >/dev/null 2>&1 || true
 			git -C "$(base_dir)" worktree remove --force "$tmp"
