@@ -290,7 +290,8 @@ recycled_pid_ran() {
 # pid freeing is the merge set's free_pids() (pid/0002) behind another
 # (measure/0007's pid_release_each()), so both run here, as posted, and not
 # again in the series' boot. favordynmods matters to the pinned read alone: the
-# others take css_set_lock (or their own lock), whichever rwsem a move takes.
+# others take css_set_lock or their own lock, or validate against a counter that
+# moves bump under css_set_lock, whichever rwsem a move takes.
 if [ "${1:-}" = --posted ]; then
 	echo "TAP version 13"
 	[ ! -e $sysctl ]
