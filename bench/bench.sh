@@ -39,7 +39,10 @@ if [ "$pathlen" = 1 ]; then
 	[ "${QUICK:-0}" = 1 ] && reps=${REPS:-2} || reps=${REPS:-3}
 fi
 series_variants=${VARIANTS:-locked,pinned,seqcount,rwlock,module,module_nobatch}
-workloads=${WORKLOADS:-threadspawn,forkexit,clone_processes,pgrp_exit,migrate_pingpong}
+workloads=threadspawn,forkexit,clone_processes,pgrp_exit,migrate_pingpong
+# Not under PATHLEN=1: threadspawn_disturbed's disturber would count as the spawns' instructions.
+[ "$pathlen" = 1 ] || workloads=$workloads,threadspawn_disturbed
+workloads=${WORKLOADS:-$workloads}
 results=${RESULTS:-$top/Documentation}
 kernels=${KERNELS:-stock series posted}
 case $kernels in "stock series posted" | series) ;; *) echo "bench: error: KERNELS must be series or unset" >&2; exit 1 ;; esac

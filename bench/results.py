@@ -28,7 +28,8 @@ VARIANT_TEXT = {
                        "the design before the mark, less the lookup-side check and the "
                        "static branch, which remain)",
 }
-WORKLOADS = ["threadspawn", "forkexit", "clone_processes", "pgrp_exit", "migrate_pingpong"]
+WORKLOADS = ["threadspawn", "forkexit", "clone_processes", "pgrp_exit", "migrate_pingpong",
+             "threadspawn_disturbed"]
 WORKLOAD_TEXT = {
     "threadspawn": "pthread_create + pthread_join per task (will-it-scale threadspawn1)",
     "forkexit": "fork + _exit + waitpid per task",
@@ -36,6 +37,10 @@ WORKLOAD_TEXT = {
     "pgrp_exit": "a process-group leader and one member; the leader exits first, so the "
                  "member's exit frees two pids (its own and the group's)",
     "migrate_pingpong": "one task writes itself to cgroup A, then B, alternately",
+    "threadspawn_disturbed": "threadspawn, while one more process kills an empty cgroup as fast as it can, "
+                             "and every 100 kills also kills a cgroup with a task in it and moves itself: "
+                             "the writers a lockless clone read validates against. "
+                             "Its lock counts include the disturber's",
 }
 LOCKS = ["css_set_lock", "tasklist_lock", "pidmap_lock", "css_set_clone_lock"]
 # A figure from repeated boots carries its resolution: how far its boots disagree
