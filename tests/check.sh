@@ -2,8 +2,9 @@
 # `make check`: host-side checks and every in-guest test, as one TAP stream
 # ending in "N passed, N failed, N skipped". Exits non-zero on any failure.
 #   check.sh <bzImage> <initramfs> <kdir> <outdir>
-# The posted kernel (kernel/posted/series) is built here, if it is not cached,
-# niced and in the background while the other guests run (see posted_pid).
+# The posted kernel (kernel/posted/series) is built here if make check did not
+# start its build and it is not cached, niced and in the background while the
+# other guests run (see posted_pid).
 set -uo pipefail
 kernel=$1 initrd=$2 kdir=$3 out=$4
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -86,9 +87,9 @@ guest() {
 # run on one host thread each (single-threaded TCG): the main one, the longest,
 # boots first, and the kmemleak guest follows it on the same core, while the
 # host checks (niced, so that they do not slow it), the multi-threaded guest
-# (two host threads, for its 4 to 5 minutes), then the twins' guest and the
-# posted kernel's use the other core. Each core then has about 26 minutes of
-# work (make check at 7026b30: 1415 + 147 s, and 1747 - 147 s).
+# (two host threads, for about 4 minutes), then the twins' guest and the
+# posted kernel's use the other core. Each core then has about 23 minutes of
+# work (the cold run at 616fa43: 1331 + 131 s, and 1342 s).
 main_guest() {
 	TIMEOUT=${CHECK_TIMEOUT:-3600} guest vm "guest ran every test and shut down cleanly" check
 }
@@ -254,12 +255,11 @@ trap '[ -z "$main_pid" ] || kill -- -"$main_pid" 2> /dev/null
 trap 'exit 130' INT
 trap 'exit 143' TERM
 # The posted kernel's guest comes last on the second core. A cold make check
-# builds that kernel meanwhile, at the lowest priority, from the cycles the
-# guests and host checks leave (each of the two guest chains leaves some: the
-# cores are about 80 % busy in a warm run), rather than before any test starts.
-# `make check` starts that build before the series' own (check-posted-build);
-# then this call waits for it on the build's lock. When it is cached, this finds
-# it and returns at once. Its source tree comes first, in the foreground: a
+# started that kernel's build before the series' own (check-posted-build, whose
+# comment says how the two share the CPUs); this call waits for it on the
+# build's lock. A build that did not start there runs here, at nice 19 in this
+# session, from the cycles the guests and host checks leave. When it is
+# cached, this finds it and returns at once. Its source tree comes first, in the foreground: a
 # worktree of the base repository that the host checks' bad_input.sh also uses.
 rm -f "$out/posted-kdir" "$out/main-guest.tap" "$out/kmemleak-guest.tap"
 posted_ksh source > "$out/posted-build.log" 2>&1
