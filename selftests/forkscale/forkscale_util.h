@@ -398,7 +398,8 @@ static inline void kill_kids(pid_t *kids, int from, int to)
  * Counts the "forkscale: pid release:" lines in the kernel log: the module
  * prints one only when an unload found its books unbalanced (a pid queued but
  * not freed, or one still pending); a clean unload prints nothing. Returns
- * the count, or -1 if the log cannot be read.
+ * the count, or -1 if the log cannot be read. The log holds what earlier tests
+ * of the boot printed: a test compares it with the count it began with.
  */
 static inline int unload_imbalances(void)
 {
