@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the guest initramfs: static busybox, our init and runners, the static
 # test binaries and the modules (installed as /lib/modules/<name>.ko).
-#   [TWINS=<dir>] mkinitramfs.sh <output.cpio.gz> <test-bin-dir> <module.ko>...
+#   [TWINS=<dir>] mkinitramfs.sh <output.cpio> <test-bin-dir> <module.ko>...
 set -euo pipefail
 out=$1 tests=$2
 shift 2

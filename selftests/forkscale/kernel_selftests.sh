@@ -8,7 +8,8 @@
 #    built-in pid freeing on the posted kernel: --posted).
 # Each suite runs once per distinct code path (README.md, "What make check
 # runs"): a read or a pid freeing that the series and the posted kernel share
-# runs on the posted kernel alone.
+# runs on the posted kernel alone. The module's pinned read (clone_read=1) runs
+# no kernel suite: clone_read's module_pinned variant tests it.
 # Stock's results are committed (ksft-stock.txt); make conformance boots stock
 # 7.3, checks that they are still its results, and UPDATE=1 rewrites them.
 dir=/forkscale/tests/ksft
@@ -286,10 +287,14 @@ recycled_pid_ran() {
 # alone, with no sysctl of the series and no module): every suite once,
 # test_core on cgroup v1, and the cgroup suites with cgroup2 remounted
 # favordynmods, each compared with stock 7.3. The series' own pinned read is
-# the merge set's cgroup_css_set_fork() behind a static call, and its built-in
-# pid freeing is the merge set's free_pids() (pid/0002) behind another
-# (measure/0007's pid_release_each()), so both run here, as posted, and not
-# again in the series' boot. favordynmods matters to the pinned read alone: the
+# the merge set's cgroup_css_set_fork() behind a static call, so it runs here,
+# as posted, and not again in the series' boot. So does the series' built-in
+# pid freeing: with no module it is pid/0002's free_pid_batch() behind
+# measure/0007's static call. What measure/0007 adds to it whether or not the
+# module is loaded (pid_release_batch() marks each pid released, lookups by
+# number skip released pids, alloc_pid() flushes and retries at -EAGAIN and
+# -EEXIST) runs under the module's two pid runs below, and pid_lookup.sh and
+# make conformance run the series without the module. favordynmods matters to the pinned read alone: the
 # others take css_set_lock or their own lock, or validate against a counter that
 # moves bump under css_set_lock, whichever rwsem a move takes.
 if [ "${1:-}" = --posted ]; then
