@@ -5,28 +5,7 @@
  * where css_set_lock and pidmap_lock are taken per clone and per exit.
  */
 #include "bench.h"
-#include <pthread.h>
-
-static int marker;
-
-static void *thread_fn(void *arg)
-{
-	return arg;
-}
-
-static int threadspawn_op(unsigned int task)
-{
-	pthread_t thread;
-	void *ret;
-	int err = pthread_create(&thread, NULL, thread_fn, &marker);
-
-	if (!err)
-		err = pthread_join(thread, &ret);
-	if (!err && ret != &marker)
-		err = EPROTO;
-	errno = err;
-	return err;
-}
+#include "threadspawn.h"
 
 static const struct bench_workload threadspawn = {
 	.name = "threadspawn",

@@ -11,35 +11,15 @@
  * (results.md's target); its lock counts include the disturber's own, so the
  * per-thread counts come from threadspawn.
  */
-#include <pthread.h>
 #include <sys/stat.h>
 #include "bench.h"
+#include "threadspawn.h"
 
 #define CG_A "/sys/fs/cgroup/forkscale-bench-disturb-a"
 #define CG_B "/sys/fs/cgroup/forkscale-bench-disturb-b"
 #define CG_K "/sys/fs/cgroup/forkscale-bench-disturb-kill"
 
-static int marker;
 static pid_t disturber = -1;
-
-static void *thread_fn(void *arg)
-{
-	return arg;
-}
-
-static int spawn_op(unsigned int task)
-{
-	pthread_t thread;
-	void *ret;
-	int err = pthread_create(&thread, NULL, thread_fn, &marker);
-
-	if (!err)
-		err = pthread_join(thread, &ret);
-	if (!err && ret != &marker)
-		err = EPROTO;
-	errno = err;
-	return err;
-}
 
 static int write_to(const char *path, const char *value)
 {
@@ -124,7 +104,7 @@ static void disturbed_teardown(void)
 static const struct bench_workload threadspawn_disturbed = {
 	.name = "threadspawn_disturbed",
 	.setup = disturbed_setup,
-	.op = spawn_op,
+	.op = threadspawn_op,
 	.teardown = disturbed_teardown,
 };
 
