@@ -7,7 +7,9 @@
 //! - [`clone_switch`]: switching the clone read at run time: the rwlock read's
 //!   writer key on and off, a module registering and unregistering;
 //! - [`pid_free`]: deferred, batched pid freeing against allocation, exhaustion and
-//!   namespace teardown.
+//!   namespace teardown;
+//! - [`pid_alloc`]: pid allocation from per-CPU blocks (a design, not yet in the series)
+//!   against `clone3(set_tid)`, lookups, frees, exhaustion and `ns_last_pid`.
 //!
 //! Each model takes the protocol as a value, so a test can switch one rule off (a
 //! mutant) and assert that the checker then finds a failing interleaving, and which
@@ -22,6 +24,7 @@ use std::cell::Cell;
 
 pub mod clone_seq;
 pub mod clone_switch;
+pub mod pid_alloc;
 pub mod pid_free;
 
 std::thread_local! {
