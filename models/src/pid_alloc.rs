@@ -2,12 +2,13 @@
 //! A loom model of pid allocation from per-CPU blocks (issue 37's design, argued in
 //! `Documentation/design.rst`, "Pid numbers from per-CPU blocks"; not yet in the series).
 //!
-//! The namespace's idr stays the map from number to pid. Under one `pidmap_lock`
-//! acquisition a CPU reserves a *block*: the free numbers of the next aligned range from
-//! the cyclic cursor. Their idr entries then point to the block, whose slots a fork claims
-//! and publishes its pid in with atomic operations, without the lock. A free marks the
-//! slot dead and drops the block's count of live numbers; the last one retires the block
-//! under the lock, returning its numbers to the idr.
+//! The namespace's idr stays the map from number to pid, and its cyclic cursor stays in
+//! numbers. Under one `pidmap_lock` acquisition a CPU reserves a *block*: the next free
+//! numbers the cursor would hand out, whose idr entries then name the block and a slot. A
+//! fork claims a slot with compare-and-exchange and publishes its pid with a release store,
+//! without the lock. A free returns its number to the idr under the lock, as stock does (the
+//! batched release amortises that). A block's memory lives while its CPU still draws from
+//! it or any of its slots is neither dead nor freed.
 //!
 //! Properties, each with the mutant that breaks it (tests/pid_alloc.rs):
 //! - **one holder**: a number is never handed to two pids at once, even when
@@ -16,41 +17,42 @@
 //! - **initialised**: a lookup that finds a pid sees it initialised;
 //! - **gone when freed**: once a pid's free returns, a lookup of its number does not find it;
 //! - **exhaustion as stock**: allocation fails only when every number is held by a pid;
-//! - **next number**: after a write to `ns_last_pid`, a fork gets the next number.
+//! - **next number**: after a write to `ns_last_pid`, a fork gets the next number;
+//! - **no use after free**: a fork never claims a slot of a block that was freed.
 //!
-//! Not modelled: the RCU-deferred free of a retired block (blocks are never reused here)
-//! and nested namespaces (each level would have blocks of its own).
+//! Not modelled: RCU (a lookup may read a freed block, which the kernel frees with
+//! `kfree_rcu()`; blocks are never reused here), the batched release queues, `pid_max`
+//! writes and nested namespaces.
 
 use crate::{name_the_race, named_access};
 use loom::cell::UnsafeCell;
-use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 
-/// Pid numbers 0..NUMS, in ranges of `K`.
+/// Pid numbers 0..NUMS; a block holds up to K of them.
 const NUMS: usize = 4;
 const K: usize = 2;
-const RANGES: usize = NUMS / K;
 /// Block objects: a reservation takes a fresh one, as a kernel block is a new allocation.
 const BLOCKS: usize = 3;
 /// Pid objects.
 const PIDS: usize = 6;
 
-/// idr entries: free, reserved for a block, or the pid itself (the slow path).
+/// idr entries: free, a block's slot, or the pid itself (the slow path).
 const FREE: usize = 0;
-const fn in_block(b: usize) -> usize {
-    1 + b
+const fn in_block(b: usize, i: usize) -> usize {
+    1 + b * K + i
 }
 const fn direct(p: usize) -> usize {
     100 + p
 }
 
-/// Block slots: reserved and unclaimed, claimed by a fork not yet published, dead (freed or
-/// flushed), foreign (the number was not free at reservation), or the published pid.
-const EMPTY: usize = 0;
-const CLAIMED: usize = 1;
-const DEAD: usize = 2;
-const FOREIGN: usize = 3;
+/// Block slots: unused, reserved and unclaimed, claimed by a fork not yet published, dead
+/// (flushed unclaimed), or the published pid (freed or not).
+const UNUSED: usize = 0;
+const EMPTY: usize = 1;
+const CLAIMED: usize = 2;
+const DEAD: usize = 3;
 const fn published(p: usize) -> usize {
     10 + p
 }
@@ -63,54 +65,41 @@ pub struct Protocol {
     pub set_tid_steals: bool,
     /// A fork publishes its pid with a release store.
     pub publish_release: bool,
-    /// A free marks its slot dead before it drops the block's live count.
-    pub free_marks_dead: bool,
+    /// A free returns the number to the idr (the entry stops naming the block).
+    pub free_clears_entry: bool,
     /// An allocation that finds no number flushes every CPU's block.
     pub flush_on_exhaustion: bool,
-    /// That flush also gives the numbers of dead slots back to the idr, before their block
-    /// retires.
-    pub reclaim_dead: bool,
     /// A write to `ns_last_pid` flushes every CPU's block.
     pub flush_on_last_pid: bool,
+    /// A CPU's block counts the CPU's hold, so it outlives a flush while its CPU uses it.
+    pub cache_holds_block: bool,
 }
 
 pub const CORRECT: Protocol = Protocol {
     claim_by_cas: true,
     set_tid_steals: true,
     publish_release: true,
-    free_marks_dead: true,
+    free_clears_entry: true,
     flush_on_exhaustion: true,
-    reclaim_dead: true,
     flush_on_last_pid: true,
+    cache_holds_block: true,
 };
 
-/// What runs against a fork on CPU 0, on CPU 1.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Racer {
-    /// `clone3(set_tid)` of a number in the fork's block: 0, which the fork claims first,
-    /// or 1, which it does not reach.
-    SetTid(usize),
-    /// A lookup of the number the fork gets.
-    Lookup,
-    /// A fork on a CPU without a block, with every other number held.
-    Exhaustion,
-}
-
 struct Block {
-    /// The range of numbers, set at reservation before any idr entry points here.
-    range: AtomicUsize,
+    /// Its numbers, set at reservation before any idr entry names the block.
+    nrs: [AtomicUsize; K],
     slots: [AtomicUsize; K],
-    /// Reserved numbers not yet dead.
-    live: AtomicUsize,
+    /// The CPU's hold plus the slots neither dead nor freed.
+    refs: AtomicUsize,
+    /// Ghost: the block's memory was freed.
+    freed: AtomicBool,
 }
 
 /// Under `pidmap_lock`.
 struct Locked {
-    /// The cyclic cursor, in ranges.
+    /// The cyclic cursor: the next number to try.
     cursor: usize,
-    /// The block currently reserved for each range, if any.
-    reserved: [Option<usize>; RANGES],
-    /// Block objects used so far.
+    /// Block objects used so far; the live ones are those not `freed`.
     used: usize,
 }
 
@@ -138,15 +127,12 @@ impl World {
         World {
             proto,
             idr: Default::default(),
-            lock: Mutex::new(Locked {
-                cursor: 0,
-                reserved: [None; RANGES],
-                used: 0,
-            }),
+            lock: Mutex::new(Locked { cursor: 0, used: 0 }),
             blocks: std::array::from_fn(|_| Block {
-                range: AtomicUsize::new(0),
+                nrs: Default::default(),
                 slots: Default::default(),
-                live: AtomicUsize::new(0),
+                refs: AtomicUsize::new(0),
+                freed: AtomicBool::new(false),
             }),
             pids: std::array::from_fn(|_| UnsafeCell::new(0)),
             holders: Default::default(),
@@ -158,77 +144,64 @@ impl World {
         assert_eq!(before, 0, "number {nr} handed to two pids at once");
     }
 
-    /// Reserves the next range from the cursor with a free number, under the lock.
+    /// Under the lock: the next free numbers from the cursor, up to K, as the cyclic
+    /// allocator would hand them out, in a fresh block held by the calling CPU.
     fn reserve(&self, locked: &mut Locked) -> Option<usize> {
-        for step in 0..RANGES {
-            let range = (locked.cursor + step) % RANGES;
-            let free = (0..K).filter(|i| self.idr[range * K + i].load(Ordering::Relaxed) == FREE);
-            if locked.reserved[range].is_some() || free.count() == 0 || locked.used == BLOCKS {
+        if locked.used == BLOCKS {
+            return None;
+        }
+        let b = locked.used;
+        let block = &self.blocks[b];
+        let mut n = 0;
+        for step in 0..NUMS {
+            let nr = (locked.cursor + step) % NUMS;
+            if n == K || self.idr[nr].load(Ordering::Relaxed) != FREE {
                 continue;
             }
-            let b = locked.used;
-            locked.used += 1;
-            let block = &self.blocks[b];
-            block.range.store(range, Ordering::Relaxed);
-            let mut live = 0;
-            for i in 0..K {
-                let entry = &self.idr[range * K + i];
-                if entry.load(Ordering::Relaxed) == FREE {
-                    block.slots[i].store(EMPTY, Ordering::Relaxed);
-                    live += 1;
-                } else {
-                    block.slots[i].store(FOREIGN, Ordering::Relaxed);
-                }
-            }
-            block.live.store(live, Ordering::Relaxed);
-            for i in 0..K {
-                if block.slots[i].load(Ordering::Relaxed) == EMPTY {
-                    // Release: a lookup that finds the block sees its range and slots.
-                    self.idr[range * K + i].store(in_block(b), Ordering::Release);
-                }
-            }
-            locked.reserved[range] = Some(b);
-            locked.cursor = (range + 1) % RANGES;
-            return Some(b);
+            block.nrs[n].store(nr, Ordering::Relaxed);
+            block.slots[n].store(EMPTY, Ordering::Relaxed);
+            n += 1;
         }
-        None
+        if n == 0 {
+            return None;
+        }
+        locked.used += 1;
+        let hold = usize::from(self.proto.cache_holds_block);
+        block.refs.store(n + hold, Ordering::Relaxed);
+        let mut last = 0;
+        for i in 0..n {
+            last = block.nrs[i].load(Ordering::Relaxed);
+            // Release: a lookup that finds the slot sees it initialised.
+            self.idr[last].store(in_block(b, i), Ordering::Release);
+        }
+        locked.cursor = (last + 1) % NUMS;
+        Some(b)
     }
 
-    /// The last live number of block `b` died: its numbers go back to the idr.
-    fn retire(&self, locked: &mut Locked, b: usize) {
-        let range = self.blocks[b].range.load(Ordering::Relaxed);
-        for i in 0..K {
-            let entry = &self.idr[range * K + i];
-            if entry.load(Ordering::Relaxed) == in_block(b) {
-                entry.store(FREE, Ordering::Release);
-            }
-        }
-        locked.reserved[range] = None;
-    }
-
-    /// Drops one live number of block `b`; the last retires it, taking the lock.
-    fn drop_live(&self, b: usize, locked: Option<&mut Locked>) {
-        if self.blocks[b].live.fetch_sub(1, Ordering::AcqRel) == 1 {
-            match locked {
-                Some(locked) => self.retire(locked, b),
-                None => self.retire(&mut self.lock.lock().unwrap(), b),
-            }
+    /// Drops one reference on block `b`; the last frees it (`kfree_rcu()` in the kernel).
+    fn put(&self, b: usize) {
+        if self.blocks[b].refs.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.blocks[b].freed.store(true, Ordering::SeqCst);
         }
     }
 
     /// Claims slot `i` of block `b`: the one step where a fork and `set_tid` can race.
     fn claim(&self, b: usize, i: usize) -> bool {
         let slot = &self.blocks[b].slots[i];
-        if self.proto.claim_by_cas {
+        let claimed = if self.proto.claim_by_cas {
             slot.compare_exchange(EMPTY, CLAIMED, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
+        } else if slot.load(Ordering::Acquire) != EMPTY {
+            false
         } else {
-            if slot.load(Ordering::Acquire) != EMPTY {
-                return false;
-            }
             slot.store(CLAIMED, Ordering::Relaxed);
             true
-        }
+        };
+        assert!(
+            !self.blocks[b].freed.load(Ordering::SeqCst),
+            "a fork used a block that was freed"
+        );
+        claimed
     }
 
     /// Initialises pid `p` for number `nr` and publishes it in slot `i` of block `b`.
@@ -244,21 +217,28 @@ impl World {
     }
 
     /// `alloc_pid()` on a CPU with `cache`: a number from its block, refilled under the
-    /// lock; on exhaustion, flush, reclaim, and take any free number directly.
+    /// lock; on exhaustion, flush and take any free number directly.
     fn fork(&self, cache: &mut Cache, p: usize) -> Option<usize> {
         loop {
             if let Some(b) = cache.block {
+                assert!(
+                    !self.blocks[b].freed.load(Ordering::SeqCst),
+                    "a fork used a block that was freed"
+                );
                 while cache.next < K {
                     let i = cache.next;
                     cache.next += 1;
                     if self.claim(b, i) {
-                        let nr = self.blocks[b].range.load(Ordering::Relaxed) * K + i;
+                        let nr = self.blocks[b].nrs[i].load(Ordering::Relaxed);
                         self.hold(nr);
                         self.publish(b, i, nr, p);
                         return Some(nr);
                     }
                 }
                 cache.block = None;
+                if self.proto.cache_holds_block {
+                    self.put(b);
+                }
             }
             let mut locked = self.lock.lock().unwrap();
             if let Some(b) = self.reserve(&mut locked) {
@@ -271,7 +251,7 @@ impl World {
             if !self.proto.flush_on_exhaustion {
                 return None;
             }
-            self.flush(&mut locked, self.proto.reclaim_dead);
+            self.flush(&mut locked);
             return self.take_direct(&mut locked, p);
         }
     }
@@ -286,30 +266,21 @@ impl World {
         Some(nr)
     }
 
-    /// Under the lock: every reserved block's unclaimed slots die, and with `reclaim` the
-    /// numbers of dead slots go back to the idr before their block retires.
-    fn flush(&self, locked: &mut Locked, reclaim: bool) {
-        for range in 0..RANGES {
-            let Some(b) = locked.reserved[range] else {
+    /// Under the lock: every live block's unclaimed slots die, their numbers back to the idr.
+    fn flush(&self, locked: &mut Locked) {
+        for b in 0..locked.used {
+            let block = &self.blocks[b];
+            if block.freed.load(Ordering::SeqCst) {
                 continue;
-            };
+            }
             for i in 0..K {
-                let slot = &self.blocks[b].slots[i];
-                if slot
+                if block.slots[i]
                     .compare_exchange(EMPTY, DEAD, Ordering::AcqRel, Ordering::Relaxed)
                     .is_ok()
                 {
-                    self.drop_live(b, Some(locked));
-                }
-                if locked.reserved[range].is_none() {
-                    break;
-                }
-                if reclaim
-                    && slot.load(Ordering::Acquire) == DEAD
-                    && self.idr[range * K + i].load(Ordering::Relaxed) == in_block(b)
-                {
-                    self.idr[range * K + i].store(FREE, Ordering::Release);
-                    slot.store(FOREIGN, Ordering::Relaxed);
+                    let nr = block.nrs[i].load(Ordering::Relaxed);
+                    self.idr[nr].store(FREE, Ordering::Release);
+                    self.put(b);
                 }
             }
         }
@@ -317,16 +288,19 @@ impl World {
 
     /// `clone3(set_tid = nr)`: under the lock, a free number, or one a block holds unclaimed.
     fn set_tid(&self, nr: usize, p: usize) -> Result<(), &'static str> {
-        let mut locked = self.lock.lock().unwrap();
+        let _locked = self.lock.lock().unwrap();
         let entry = self.idr[nr].load(Ordering::Relaxed);
         if entry == FREE {
-            return self.take_direct(&mut locked, p).map(|_| ()).ok_or("EEXIST");
+            self.hold(nr);
+            // SAFETY: loom checks the access; nothing reads pid `p` before its entry is stored.
+            self.pids[p].with_mut(|data| unsafe { *data = nr + 1 });
+            self.idr[nr].store(direct(p), Ordering::Release);
+            return Ok(());
         }
         if entry >= direct(0) || !self.proto.set_tid_steals {
             return Err("EEXIST");
         }
-        let b = entry - 1;
-        let i = nr % K;
+        let (b, i) = ((entry - 1) / K, (entry - 1) % K);
         if !self.claim(b, i) {
             return Err("EEXIST");
         }
@@ -335,20 +309,18 @@ impl World {
         Ok(())
     }
 
-    /// `free_pid()` of pid `p` at `nr`.
+    /// `free_pid()` of the pid at `nr`, under the lock as stock's (a batch of them in the
+    /// kernel with the batched release).
     fn free(&self, nr: usize) {
+        let _locked = self.lock.lock().unwrap();
         self.holders[nr].fetch_sub(1, Ordering::SeqCst);
-        let entry = self.idr[nr].load(Ordering::Acquire);
-        if entry >= direct(0) {
-            let _locked = self.lock.lock().unwrap();
+        let entry = self.idr[nr].load(Ordering::Relaxed);
+        if entry < direct(0) && self.proto.free_clears_entry || entry >= direct(0) {
             self.idr[nr].store(FREE, Ordering::Release);
-            return;
         }
-        let b = entry - 1;
-        if self.proto.free_marks_dead {
-            self.blocks[b].slots[nr % K].store(DEAD, Ordering::Release);
+        if entry < direct(0) {
+            self.put((entry - 1) / K);
         }
-        self.drop_live(b, None);
     }
 
     /// `find_pid_ns()`: the pid at `nr`, initialised, or none.
@@ -357,8 +329,8 @@ impl World {
         let p = if entry >= direct(0) {
             entry - direct(0)
         } else if entry != FREE {
-            let b = entry - 1;
-            let slot = self.blocks[b].slots[nr % K].load(Ordering::Acquire);
+            let (b, i) = ((entry - 1) / K, (entry - 1) % K);
+            let slot = self.blocks[b].slots[i].load(Ordering::Acquire);
             slot.checked_sub(published(0))?
         } else {
             return None;
@@ -371,12 +343,21 @@ impl World {
         Some(p)
     }
 
-    /// A write to `ns_last_pid`: the cursor moves to the range after `nr`.
+    /// A write of `nr` to `ns_last_pid`: the cursor moves to the number after it.
     fn write_last_pid(&self, nr: usize) {
         let mut locked = self.lock.lock().unwrap();
-        locked.cursor = (nr / K + 1) % RANGES;
+        locked.cursor = (nr + 1) % NUMS;
         if self.proto.flush_on_last_pid {
-            self.flush(&mut locked, false);
+            self.flush(&mut locked);
+        }
+    }
+
+    /// CPU 0's block, reserved at boot: numbers 0 and 1.
+    fn boot_block(&self) -> Cache {
+        let mut locked = self.lock.lock().unwrap();
+        Cache {
+            block: self.reserve(&mut locked),
+            next: 0,
         }
     }
 }
@@ -390,70 +371,68 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     }
 }
 
-/// CPU 0 holds block 0 (numbers 0 and 1) and forks; CPU 1 runs `racer`.
-pub fn check(proto: Protocol, racer: Racer) {
+/// A fork on CPU 0, from its block, against `clone3(set_tid = nr)` on CPU 1: 0, the number
+/// the fork claims first, or 1, which it does not reach (no race: a check of the answer).
+pub fn check_set_tid(proto: Protocol, nr: usize) {
     model(move || {
         let world = Arc::new(World::new(proto));
-        let mut cache0 = Cache::default();
-        {
-            let mut locked = world.lock.lock().unwrap();
-            cache0.block = world.reserve(&mut locked);
-        }
-        if racer == Racer::Exhaustion {
-            // Numbers 2 and 3 are held by long-lived pids.
-            let mut locked = world.lock.lock().unwrap();
-            world.take_direct(&mut locked, 2);
-            world.take_direct(&mut locked, 3);
-        }
+        let mut cache0 = world.boot_block();
         let w = world.clone();
         let forker = thread::spawn(move || w.fork(&mut cache0, 0));
-        match racer {
-            Racer::SetTid(nr) => {
-                let stole = world.set_tid(nr, 1);
-                let forked = forker.join().unwrap();
-                assert!(
-                    stole.is_ok() || forked == Some(nr),
-                    "clone3(set_tid) refused number {nr}, which no pid held"
-                );
-            }
-            Racer::Lookup => {
-                let found = world.lookup(0);
-                let forked = forker.join().unwrap();
-                assert!(found.is_none() || forked == Some(0));
-            }
-            Racer::Exhaustion => {
-                let mut cache1 = Cache::default();
-                let got = world.fork(&mut cache1, 1);
-                let forked = forker.join().unwrap();
-                // Two numbers are free for the two forks.
-                assert!(
-                    got.is_some() && forked.is_some(),
-                    "alloc_pid() failed with a number free"
-                );
-            }
-        }
+        let stole = world.set_tid(nr, 1);
+        let forked = forker.join().unwrap();
+        assert!(
+            stole.is_ok() || forked == Some(nr),
+            "clone3(set_tid) refused number {nr}, which no pid held"
+        );
     });
 }
 
-/// A pid at number 0 is freed on CPU 0 while number 1 stays live; CPU 1 looks 0 up after
-/// the free returned (a flag, release and acquire, orders the two).
+/// `clone3(set_tid = 1)` after the pid at 1, from CPU 0's block, was freed, while number 0
+/// of the same block is still held: stock gives the number back.
+pub fn check_set_tid_freed(proto: Protocol) {
+    model(move || {
+        let world = Arc::new(World::new(proto));
+        let mut cache0 = world.boot_block();
+        assert_eq!(world.fork(&mut cache0, 0), Some(0));
+        assert_eq!(world.fork(&mut cache0, 1), Some(1));
+        let w = world.clone();
+        thread::spawn(move || w.free(1)).join().unwrap();
+        assert_eq!(
+            world.set_tid(1, 2),
+            Ok(()),
+            "clone3(set_tid) refused number 1, which no pid held"
+        );
+    });
+}
+
+/// A lookup of number 0 on CPU 1 while CPU 0 forks and publishes its pid there.
+pub fn check_lookup(proto: Protocol) {
+    model(move || {
+        let world = Arc::new(World::new(proto));
+        let mut cache0 = world.boot_block();
+        let w = world.clone();
+        let forker = thread::spawn(move || w.fork(&mut cache0, 0));
+        world.lookup(0);
+        forker.join().unwrap();
+    });
+}
+
+/// The pid at number 0 is freed on CPU 0 while number 1 stays held; CPU 1 looks 0 up, and
+/// one that started after the free returned (a flag, release and acquire) must not find it.
 pub fn check_free(proto: Protocol) {
     model(move || {
         let world = Arc::new(World::new(proto));
-        let mut cache = Cache::default();
-        {
-            let mut locked = world.lock.lock().unwrap();
-            cache.block = world.reserve(&mut locked);
-        }
+        let mut cache = world.boot_block();
         assert_eq!(world.fork(&mut cache, 0), Some(0));
         assert_eq!(world.fork(&mut cache, 1), Some(1));
-        let freed = Arc::new(AtomicUsize::new(0));
+        let freed = Arc::new(AtomicBool::new(false));
         let (w, f) = (world.clone(), freed.clone());
         let exiting = thread::spawn(move || {
             w.free(0);
-            f.store(1, Ordering::Release);
+            f.store(true, Ordering::Release);
         });
-        let after = freed.load(Ordering::Acquire) == 1;
+        let after = freed.load(Ordering::Acquire);
         let found = world.lookup(0);
         exiting.join().unwrap();
         assert!(
@@ -463,57 +442,56 @@ pub fn check_free(proto: Protocol) {
     });
 }
 
-/// Exhaustion through a dead slot: number 0 is freed on CPU 0 while its block lives on
-/// (number 1 is held), and 2 and 3 are held; a fork on CPU 1 that starts after the free
-/// returned must get 0 back, as stock's would, and one that fails must succeed once the
-/// free is done.
-pub fn check_reclaim(proto: Protocol) {
+/// CPU 0 holds a block of numbers 0 and 1 and forks; numbers 2 and 3 are held by
+/// long-lived pids; a fork on CPU 1, which has no block, must get the other free number.
+pub fn check_exhaustion(proto: Protocol) {
     model(move || {
         let world = Arc::new(World::new(proto));
-        let mut cache0 = Cache::default();
-        {
-            let mut locked = world.lock.lock().unwrap();
-            cache0.block = world.reserve(&mut locked);
-            world.take_direct(&mut locked, 2);
-            world.take_direct(&mut locked, 3);
-        }
-        assert_eq!(world.fork(&mut cache0, 0), Some(0));
-        assert_eq!(world.fork(&mut cache0, 1), Some(1));
-        let freed = Arc::new(AtomicUsize::new(0));
-        let (w, f) = (world.clone(), freed.clone());
-        let exiting = thread::spawn(move || {
-            w.free(0);
-            f.store(1, Ordering::Release);
-        });
-        let after = freed.load(Ordering::Acquire) == 1;
+        let mut cache0 = world.boot_block();
+        assert_eq!(world.set_tid(2, 2), Ok(()));
+        assert_eq!(world.set_tid(3, 3), Ok(()));
+        let w = world.clone();
+        let forker = thread::spawn(move || w.fork(&mut cache0, 0));
         let mut cache1 = Cache::default();
-        let got = world.fork(&mut cache1, 4);
-        exiting.join().unwrap();
-        let got = got.or_else(|| world.fork(&mut cache1, 5));
+        let got = world.fork(&mut cache1, 1);
+        let forked = forker.join().unwrap();
+        // Two numbers are free for the two forks.
         assert!(
-            got == Some(0) && (!after || world.lookup(0) == Some(4)),
+            got.is_some() && forked.is_some(),
             "alloc_pid() failed with a number free"
         );
     });
 }
 
-/// `ns_last_pid` is written to 1 while CPU 0 still holds block 0 with number 1 unclaimed:
-/// stock's next fork gets 2.
-pub fn check_last_pid(proto: Protocol) {
+/// `ns_last_pid` is written to `nr` (0 or 1) after CPU 0 forked 0 from its block: stock's
+/// next fork gets `nr + 1`, the next number not in use.
+pub fn check_last_pid(proto: Protocol, nr: usize) {
     model(move || {
         let world = Arc::new(World::new(proto));
-        let mut cache = Cache::default();
-        {
-            let mut locked = world.lock.lock().unwrap();
-            cache.block = world.reserve(&mut locked);
-        }
+        let mut cache = world.boot_block();
         assert_eq!(world.fork(&mut cache, 0), Some(0));
         let w = world.clone();
-        thread::spawn(move || w.write_last_pid(1)).join().unwrap();
+        thread::spawn(move || w.write_last_pid(nr)).join().unwrap();
         assert_eq!(
             world.fork(&mut cache, 1),
-            Some(2),
-            "a fork after writing ns_last_pid did not get the next number"
+            Some(nr + 1),
+            "a fork after writing ns_last_pid {nr} did not get the next number"
         );
+    });
+}
+
+/// CPU 0 forked 0 from its block and forks again, while CPU 1 writes `ns_last_pid` (a
+/// flush) and frees the pid at 0: the block's last slot and its last pid go, and CPU 0 must
+/// not claim from freed memory.
+pub fn check_stale_block(proto: Protocol) {
+    model(move || {
+        let world = Arc::new(World::new(proto));
+        let mut cache0 = world.boot_block();
+        assert_eq!(world.fork(&mut cache0, 0), Some(0));
+        let w = world.clone();
+        let forker = thread::spawn(move || w.fork(&mut cache0, 1));
+        world.write_last_pid(1);
+        world.free(0);
+        forker.join().unwrap();
     });
 }

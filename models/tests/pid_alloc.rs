@@ -4,18 +4,21 @@
 
 use forkscale_models::failure_of as failure;
 use forkscale_models::pid_alloc::{
-    check, check_free, check_last_pid, check_reclaim, Protocol, Racer, CORRECT,
+    check_exhaustion, check_free, check_last_pid, check_lookup, check_set_tid, check_set_tid_freed,
+    check_stale_block, Protocol, CORRECT,
 };
 
 #[test]
-fn block_allocation_is_correct_against_every_racer() {
-    check(CORRECT, Racer::SetTid(0));
-    check(CORRECT, Racer::SetTid(1));
-    check(CORRECT, Racer::Lookup);
-    check(CORRECT, Racer::Exhaustion);
+fn block_allocation_keeps_stocks_answers() {
+    check_set_tid(CORRECT, 0);
+    check_set_tid(CORRECT, 1);
+    check_set_tid_freed(CORRECT);
+    check_lookup(CORRECT);
     check_free(CORRECT);
-    check_reclaim(CORRECT);
-    check_last_pid(CORRECT);
+    check_exhaustion(CORRECT);
+    check_last_pid(CORRECT, 0);
+    check_last_pid(CORRECT, 1);
+    check_stale_block(CORRECT);
 }
 
 #[test]
@@ -24,7 +27,7 @@ fn mutant_claiming_by_load_and_store_hands_a_number_out_twice() {
         claim_by_cas: false,
         ..CORRECT
     };
-    let why = failure(move || check(proto, Racer::SetTid(0)));
+    let why = failure(move || check_set_tid(proto, 0));
     assert!(why.contains("handed to two pids at once"), "{why}");
 }
 
@@ -34,7 +37,7 @@ fn mutant_set_tid_without_stealing_refuses_a_free_number() {
         set_tid_steals: false,
         ..CORRECT
     };
-    let why = failure(move || check(proto, Racer::SetTid(1)));
+    let why = failure(move || check_set_tid(proto, 1));
     assert!(why.contains("refused number 1"), "{why}");
 }
 
@@ -44,18 +47,28 @@ fn mutant_publishing_relaxed_shows_an_uninitialised_pid() {
         publish_release: false,
         ..CORRECT
     };
-    let why = failure(move || check(proto, Racer::Lookup));
+    let why = failure(move || check_lookup(proto));
     assert!(why.contains("not yet initialised"), "{why}");
 }
 
 #[test]
-fn mutant_freeing_without_the_dead_mark_leaves_the_pid_findable() {
+fn mutant_free_keeping_the_entry_leaves_the_pid_findable() {
     let proto = Protocol {
-        free_marks_dead: false,
+        free_clears_entry: false,
         ..CORRECT
     };
     let why = failure(move || check_free(proto));
     assert!(why.contains("found the freed pid"), "{why}");
+}
+
+#[test]
+fn mutant_free_keeping_the_entry_refuses_set_tid_of_the_freed_number() {
+    let proto = Protocol {
+        free_clears_entry: false,
+        ..CORRECT
+    };
+    let why = failure(move || check_set_tid_freed(proto));
+    assert!(why.contains("refused number 1"), "{why}");
 }
 
 #[test]
@@ -64,17 +77,7 @@ fn mutant_without_exhaustion_flush_fails_allocation() {
         flush_on_exhaustion: false,
         ..CORRECT
     };
-    let why = failure(move || check(proto, Racer::Exhaustion));
-    assert!(why.contains("failed with a number free"), "{why}");
-}
-
-#[test]
-fn mutant_without_reclaim_of_dead_slots_fails_allocation() {
-    let proto = Protocol {
-        reclaim_dead: false,
-        ..CORRECT
-    };
-    let why = failure(move || check_reclaim(proto));
+    let why = failure(move || check_exhaustion(proto));
     assert!(why.contains("failed with a number free"), "{why}");
 }
 
@@ -84,6 +87,16 @@ fn mutant_without_flush_on_ns_last_pid_skips_the_next_number() {
         flush_on_last_pid: false,
         ..CORRECT
     };
-    let why = failure(move || check_last_pid(proto));
+    let why = failure(move || check_last_pid(proto, 1));
     assert!(why.contains("did not get the next number"), "{why}");
+}
+
+#[test]
+fn mutant_block_without_its_cpus_hold_is_used_after_free() {
+    let proto = Protocol {
+        cache_holds_block: false,
+        ..CORRECT
+    };
+    let why = failure(move || check_stale_block(proto));
+    assert!(why.contains("used a block that was freed"), "{why}");
 }
