@@ -153,7 +153,7 @@ impl Batcher {
             }
         }
         if any {
-            self.stats.add(FLUSHES + reason.index(), 1);
+            self.stats.add(FLUSHES.wrapping_add(reason.index()), 1);
         }
     }
 
@@ -226,7 +226,8 @@ impl PidRelease for Batcher {
             if q.len >= self.batch {
                 // Freed under the queue's lock, for the reason given in `flush_all`.
                 self.free(q.drain());
-                self.stats.add(FLUSHES + FlushReason::Size.index(), 1);
+                self.stats
+                    .add(FLUSHES.wrapping_add(FlushReason::Size.index()), 1);
                 false
             } else {
                 was_empty
@@ -276,7 +277,7 @@ impl PidRelease for Batcher {
             flushes: [0; FlushReason::COUNT],
         };
         for (i, f) in out.flushes.iter_mut().enumerate() {
-            *f = self.stats.sum(FLUSHES + i);
+            *f = self.stats.sum(FLUSHES.wrapping_add(i));
         }
         out
     }
