@@ -389,12 +389,31 @@ def write_markdown(summary, path, plots, plotdir):
                     cells.append("–" if not f else
                                  f"{f['contentions_per_op']:.3f} / {f['wait_us_per_op']:.2f} / {f['hold_us_per_op']:.2f}")
                 L.append(f"| {r['variant']} | " + " | ".join(cells) + " |")
-            L.append("")
+            L += ["", contention_resolutions(rows, locks), ""]
     for w, name, kind in plots:
         if kind == "ops":
             L += [f"![{w}: median ops/s against vCPUs]({plotdir}/{name})", ""]
     with open(path, "w") as f:
         f.write("\n".join(L).rstrip() + "\n")
+
+
+def contention_resolutions(rows, locks):
+    """The widest resolution of each contention figure over a table, or why there is none."""
+    parts = []
+    for key, name in (("contentions_resolution", "contentions"), ("wait_resolution", "wait"),
+                      ("hold_resolution", "hold")):
+        figs = [r["locks"][lk] for r in rows for lk in locks if lk in r["locks"]]
+        if any(key not in f for f in figs):
+            return "Resolution: not recorded by the run that made these figures."
+        vals = [f[key] for f in figs]
+        if any(v is None for v in vals):
+            boots = min(len(r["lock_ops"]) for r in rows)
+            parts.append(f"{name} {plus_minus(None, boots)}")
+        elif max(vals) > 1.0:
+            parts.append(f"{name} over ± 100 % (a figure the boots do not resolve)")
+        else:
+            parts.append(f"{name} {plus_minus(max(vals), MIN_BOOTS)}")
+    return "Resolution, the widest in the table (half the boots' range): " + ", ".join(parts) + "."
 
 
 def cover_summary(path):

@@ -138,13 +138,17 @@ def lock_figures(reps):
         # A lock not taken during a repetition has no lock_stat row: zero.
         per_rep = [(s["locks"].get(lock, [0, 0, 0.0, 0.0]), s["ops"]) for s in reps]
         med = lambda i: statistics.median(a[i] / ops for a, ops in per_rep)  # noqa: E731
-        res = resolution([a[0] / ops for a, ops in per_rep])
+        res = lambda i: resolution([a[i] / ops for a, ops in per_rep])  # noqa: E731
+        rounded = lambda x: None if x is None else round(x, 5)  # noqa: E731
         out[lock] = {
             "acquisitions_per_op": round(med(0), 4),
-            "acquisitions_resolution": None if res is None else round(res, 5),
+            "acquisitions_resolution": rounded(res(0)),
             "contentions_per_op": round(med(1), 5),
+            "contentions_resolution": rounded(res(1)),
             "wait_us_per_op": round(med(2), 4),
+            "wait_resolution": rounded(res(2)),
             "hold_us_per_op": round(med(3), 4),
+            "hold_resolution": rounded(res(3)),
         }
     return out
 
