@@ -47,9 +47,8 @@ const fn direct(p: usize) -> usize {
     100 + p
 }
 
-/// Block slots: unused, reserved and unclaimed, claimed by a fork not yet published, dead
-/// (flushed unclaimed), or the published pid (freed or not).
-const UNUSED: usize = 0;
+/// Block slots: 0 while unused, then reserved and unclaimed, claimed by a fork not yet
+/// published, dead (flushed unclaimed), or the published pid (freed or not).
 const EMPTY: usize = 1;
 const CLAIMED: usize = 2;
 const DEAD: usize = 3;
@@ -259,11 +258,16 @@ impl World {
     /// The slow path, as stock: any free number, its entry the pid itself.
     fn take_direct(&self, _locked: &mut Locked, p: usize) -> Option<usize> {
         let nr = (0..NUMS).find(|&n| self.idr[n].load(Ordering::Relaxed) == FREE)?;
+        self.place_direct(nr, p);
+        Some(nr)
+    }
+
+    /// Under the lock: free number `nr` goes to pid `p`, initialised, its entry the pid.
+    fn place_direct(&self, nr: usize, p: usize) {
         self.hold(nr);
         // SAFETY: loom checks the access; nothing reads pid `p` before its entry is stored.
         self.pids[p].with_mut(|data| unsafe { *data = nr + 1 });
         self.idr[nr].store(direct(p), Ordering::Release);
-        Some(nr)
     }
 
     /// Under the lock: every live block's unclaimed slots die, their numbers back to the idr.
@@ -291,10 +295,7 @@ impl World {
         let _locked = self.lock.lock().unwrap();
         let entry = self.idr[nr].load(Ordering::Relaxed);
         if entry == FREE {
-            self.hold(nr);
-            // SAFETY: loom checks the access; nothing reads pid `p` before its entry is stored.
-            self.pids[p].with_mut(|data| unsafe { *data = nr + 1 });
-            self.idr[nr].store(direct(p), Ordering::Release);
+            self.place_direct(nr, p);
             return Ok(());
         }
         if entry >= direct(0) || !self.proto.set_tid_steals {
@@ -315,10 +316,11 @@ impl World {
         let _locked = self.lock.lock().unwrap();
         self.holders[nr].fetch_sub(1, Ordering::SeqCst);
         let entry = self.idr[nr].load(Ordering::Relaxed);
-        if entry < direct(0) && self.proto.free_clears_entry || entry >= direct(0) {
+        let in_a_block = entry < direct(0);
+        if !in_a_block || self.proto.free_clears_entry {
             self.idr[nr].store(FREE, Ordering::Release);
         }
-        if entry < direct(0) {
+        if in_a_block {
             self.put((entry - 1) / K);
         }
     }
@@ -362,6 +364,16 @@ impl World {
     }
 }
 
+/// A world whose CPU 0 has its block and forked pids 0 to `forks - 1` from it, in order.
+fn booted(proto: Protocol, forks: usize) -> (Arc<World>, Cache) {
+    let world = Arc::new(World::new(proto));
+    let mut cache = world.boot_block();
+    for p in 0..forks {
+        assert_eq!(world.fork(&mut cache, p), Some(p));
+    }
+    (world, cache)
+}
+
 /// Checks `f` in every interleaving, a data race reported as the property it breaks.
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let result =
@@ -375,8 +387,7 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 /// the fork claims first, or 1, which it does not reach (no race: a check of the answer).
 pub fn check_set_tid(proto: Protocol, nr: usize) {
     model(move || {
-        let world = Arc::new(World::new(proto));
-        let mut cache0 = world.boot_block();
+        let (world, mut cache0) = booted(proto, 0);
         let w = world.clone();
         let forker = thread::spawn(move || w.fork(&mut cache0, 0));
         let stole = world.set_tid(nr, 1);
@@ -392,10 +403,7 @@ pub fn check_set_tid(proto: Protocol, nr: usize) {
 /// of the same block is still held: stock gives the number back.
 pub fn check_set_tid_freed(proto: Protocol) {
     model(move || {
-        let world = Arc::new(World::new(proto));
-        let mut cache0 = world.boot_block();
-        assert_eq!(world.fork(&mut cache0, 0), Some(0));
-        assert_eq!(world.fork(&mut cache0, 1), Some(1));
+        let (world, _) = booted(proto, 2);
         let w = world.clone();
         thread::spawn(move || w.free(1)).join().unwrap();
         assert_eq!(
@@ -409,8 +417,7 @@ pub fn check_set_tid_freed(proto: Protocol) {
 /// A lookup of number 0 on CPU 1 while CPU 0 forks and publishes its pid there.
 pub fn check_lookup(proto: Protocol) {
     model(move || {
-        let world = Arc::new(World::new(proto));
-        let mut cache0 = world.boot_block();
+        let (world, mut cache0) = booted(proto, 0);
         let w = world.clone();
         let forker = thread::spawn(move || w.fork(&mut cache0, 0));
         world.lookup(0);
@@ -422,10 +429,7 @@ pub fn check_lookup(proto: Protocol) {
 /// one that started after the free returned (a flag, release and acquire) must not find it.
 pub fn check_free(proto: Protocol) {
     model(move || {
-        let world = Arc::new(World::new(proto));
-        let mut cache = world.boot_block();
-        assert_eq!(world.fork(&mut cache, 0), Some(0));
-        assert_eq!(world.fork(&mut cache, 1), Some(1));
+        let (world, _) = booted(proto, 2);
         let freed = Arc::new(AtomicBool::new(false));
         let (w, f) = (world.clone(), freed.clone());
         let exiting = thread::spawn(move || {
@@ -446,8 +450,7 @@ pub fn check_free(proto: Protocol) {
 /// long-lived pids; a fork on CPU 1, which has no block, must get the other free number.
 pub fn check_exhaustion(proto: Protocol) {
     model(move || {
-        let world = Arc::new(World::new(proto));
-        let mut cache0 = world.boot_block();
+        let (world, mut cache0) = booted(proto, 0);
         assert_eq!(world.set_tid(2, 2), Ok(()));
         assert_eq!(world.set_tid(3, 3), Ok(()));
         let w = world.clone();
@@ -467,9 +470,7 @@ pub fn check_exhaustion(proto: Protocol) {
 /// next fork gets `nr + 1`, the next number not in use.
 pub fn check_last_pid(proto: Protocol, nr: usize) {
     model(move || {
-        let world = Arc::new(World::new(proto));
-        let mut cache = world.boot_block();
-        assert_eq!(world.fork(&mut cache, 0), Some(0));
+        let (world, mut cache) = booted(proto, 1);
         let w = world.clone();
         thread::spawn(move || w.write_last_pid(nr)).join().unwrap();
         assert_eq!(
@@ -485,9 +486,7 @@ pub fn check_last_pid(proto: Protocol, nr: usize) {
 /// not claim from freed memory.
 pub fn check_stale_block(proto: Protocol) {
     model(move || {
-        let world = Arc::new(World::new(proto));
-        let mut cache0 = world.boot_block();
-        assert_eq!(world.fork(&mut cache0, 0), Some(0));
+        let (world, mut cache0) = booted(proto, 1);
         let w = world.clone();
         let forker = thread::spawn(move || w.fork(&mut cache0, 1));
         world.write_last_pid(1);
