@@ -294,9 +294,10 @@ recycled_pid_ran() {
 # module is loaded (pid_release_batch() marks each pid released, lookups by
 # number skip released pids, alloc_pid() flushes and retries at -EAGAIN and
 # -EEXIST) runs under the module's two pid runs below, and pid_lookup.sh and
-# make conformance run the series without the module. favordynmods matters to the pinned read alone: the
-# others take css_set_lock or their own lock, or validate against a counter that
-# moves bump under css_set_lock, whichever rwsem a move takes.
+# make conformance run the series without the module. favordynmods matters to
+# the pinned read alone: the others take css_set_lock or their own lock, or
+# validate against a counter that moves bump under css_set_lock, whichever
+# rwsem a move takes.
 if [ "${1:-}" = --posted ]; then
 	echo "TAP version 13"
 	[ ! -e $sysctl ]
