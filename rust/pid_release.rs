@@ -15,9 +15,15 @@
 //! queued; the kernel waits until no task is in a callback (the RCU-deferred puts of the freed
 //! pids are the kernel's own code).
 
-use crate::counters::{
-    current_cpu,
-    Counters, //
+use crate::{
+    batch::{
+        count,
+        Batch, //
+    },
+    counters::{
+        current_cpu,
+        Counters, //
+    },
 };
 use kernel::{
     new_spinlock,
@@ -49,44 +55,7 @@ const FLUSHES: usize = 3;
 const NR_COUNTERS: usize = FLUSHES + FlushReason::COUNT;
 
 /// Up to `QUEUE_CAP` released pids waiting on one CPU.
-struct Pids {
-    pids: [Option<ReleasedPid>; QUEUE_CAP],
-    len: usize,
-}
-
-impl Pids {
-    const fn new() -> Self {
-        Self {
-            pids: [const { None }; QUEUE_CAP],
-            len: 0,
-        }
-    }
-
-    /// Adds `pid`, or hands it back if full.
-    fn push(&mut self, pid: ReleasedPid) -> Option<ReleasedPid> {
-        match self.pids.get_mut(self.len) {
-            Some(slot) => {
-                *slot = Some(pid);
-                // Below `QUEUE_CAP`, since slot `len` exists: no overflow to check.
-                self.len = self.len.wrapping_add(1);
-                None
-            }
-            None => Some(pid),
-        }
-    }
-
-    /// Empties `self`, handing back the slots that held its pids.
-    fn drain(&mut self) -> &mut [Option<ReleasedPid>] {
-        let len = core::mem::replace(&mut self.len, 0);
-        self.pids.get_mut(..len).unwrap_or_default()
-    }
-}
-
-/// How many pids `pids` holds. Not `Iterator::count()`, whose overflow check would link a panic
-/// path into the module (`tests/host/module_imports.sh`).
-fn count(pids: &[Option<ReleasedPid>]) -> u64 {
-    pids.iter().flatten().fold(0, |n, _| n.wrapping_add(1))
-}
+type Pids = Batch<ReleasedPid, QUEUE_CAP>;
 
 /// One CPU's queue of released pids.
 #[pin_data]
@@ -147,7 +116,7 @@ impl Batcher {
             // Free under the queue's lock: a concurrent flush (say, alloc_pid()'s pressure
             // flush) that finds the queue empty must not return before these pids are back.
             let mut q = queue.pids.lock();
-            if q.len != 0 {
+            if q.len() != 0 {
                 self.free(q.drain());
                 any = true;
             }
@@ -160,7 +129,7 @@ impl Batcher {
     fn pending(&self) -> u64 {
         self.queues
             .iter()
-            .fold(0, |n, q| n.wrapping_add(q.pids.lock().len as u64))
+            .fold(0, |n, q| n.wrapping_add(q.pids.lock().len() as u64))
     }
 }
 
@@ -219,11 +188,11 @@ impl PidRelease for Batcher {
         let mut spill: Released = [const { None }; PIDTYPE_MAX];
         let arm = {
             let mut q = queue.pids.lock();
-            let was_empty = q.len == 0;
+            let was_empty = q.len() == 0;
             for (pid, slot) in pids.into_iter().flatten().zip(spill.iter_mut()) {
                 *slot = q.push(pid);
             }
-            if q.len >= self.batch {
+            if q.len() >= self.batch {
                 // Freed under the queue's lock, for the reason given in `flush_all`.
                 self.free(q.drain());
                 self.stats
