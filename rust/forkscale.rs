@@ -8,14 +8,19 @@
 //!   one built on the Rust seqcount, RCU and refcount abstractions, or with `clone_read=1`
 //!   with the one that relies on the threadgroup rwsem ([`clone_read`]);
 //! - frees the pids of exiting tasks in batches, under one `pidmap_lock` acquisition per batch
-//!   ([`pid_release`]), unless `pid_batch=0`.
+//!   ([`pid_release`]), unless `pid_batch=0`;
+//! - with `dead_batch=N`, unlinks dead tasks from their css_sets in batches, under one
+//!   `css_set_lock` acquisition per batch ([`exit_unlink`]); off by default, until the
+//!   conformance tests have run it on more than the forkscale guest.
 //!
 //! On unload the kernel's built-ins come back. The hooks are in the forkscale kernel series
 //! and linked directly: on a kernel without them the module loader refuses the load and logs
 //! each missing symbol.
 
+mod batch;
 mod clone_read;
 mod counters;
+mod exit_unlink;
 mod pid_release;
 
 use clone_read::{
@@ -33,7 +38,7 @@ module! {
     authors: ["forkscale developers"],
     description: "Scalable fork/exit paths for cgroup css_set pinning and pid freeing",
     license: "GPL",
-    imports_ns: ["CGROUP_CLONE", "PID_RELEASE"],
+    imports_ns: ["CGROUP_CLONE", "CGROUP_DEAD", "PID_RELEASE"],
     params: {
         clone_read: u32 {
             default: 0,
@@ -46,6 +51,14 @@ module! {
         pid_max_delay_ms: u32 {
             default: 10,
             description: "longest a released pid waits in a batch, 1 to 10000 ms",
+        },
+        dead_batch: u32 {
+            default: 0,
+            description: "dead tasks unlinked per css_set_lock acquisition: 0 off, 1 each at once, up to 64 across tasks",
+        },
+        dead_max_delay_ms: u32 {
+            default: 10,
+            description: "longest a dead task waits in a batch, 1 to 1000 ms",
         },
     },
 }
@@ -61,7 +74,8 @@ enum CloneReadRegistration {
 }
 
 struct Forkscale {
-    // Dropped in declaration order: pid release first, the reverse of registration.
+    // Dropped in declaration order, the reverse of registration.
+    _exit_unlink: Option<Pin<KBox<kernel::cgroup_dead::Registration<exit_unlink::Unlinker>>>>,
     _pid_release: Option<Pin<KBox<kernel::pid_release::Registration<pid_release::Batcher>>>>,
     _clone_read: CloneReadRegistration,
 }
@@ -101,6 +115,24 @@ impl kernel::Module for Forkscale {
             );
             return Err(EINVAL);
         }
+        let dead_batch = module_parameters::dead_batch.value();
+        let dead_delay = module_parameters::dead_max_delay_ms.value();
+        if dead_batch > exit_unlink::BATCH_MAX {
+            pr_err!(
+                "dead_batch={} is out of range 0..={}\n",
+                dead_batch,
+                exit_unlink::BATCH_MAX
+            );
+            return Err(EINVAL);
+        }
+        if !(1..=kernel::cgroup_dead::MAX_DELAY_MS).contains(&dead_delay) {
+            pr_err!(
+                "dead_max_delay_ms={} is out of range 1..={}\n",
+                dead_delay,
+                kernel::cgroup_dead::MAX_DELAY_MS
+            );
+            return Err(EINVAL);
+        }
 
         let clone_read = match read {
             0 => KBox::pin_init(
@@ -129,7 +161,22 @@ impl kernel::Module for Forkscale {
                 .inspect_err(|e| pr_err!("cannot take over pid freeing: {:?}\n", e))?,
             ),
         };
+        let exit_unlink = match dead_batch {
+            0 => None,
+            _ => Some(
+                KBox::pin_init(
+                    kernel::cgroup_dead::Registration::new(
+                        exit_unlink::Unlinker::new(dead_batch),
+                        dead_delay,
+                        module,
+                    ),
+                    GFP_KERNEL,
+                )
+                .inspect_err(|e| pr_err!("cannot take over the exit unlink: {:?}\n", e))?,
+            ),
+        };
         Ok(Forkscale {
+            _exit_unlink: exit_unlink,
             _pid_release: pid_release,
             _clone_read: clone_read,
         })

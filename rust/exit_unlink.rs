@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Batched unlinking of dead tasks from their css_sets, registered with the kernel's
+//! `cgroup_dead` hook.
+//!
+//! Every task that made its final context switch must leave its css_set's task list, under the
+//! global `css_set_lock`. With `dead_batch=N` (2 to [`BATCH_MAX`]) dead tasks wait in a per-CPU
+//! queue until it holds `N`, or until `dead_max_delay_ms` after the queue stopped being empty
+//! (the kernel's timer), and a queue is unlinked under one acquisition; `dead_batch=1` unlinks
+//! each task at once, as the kernel does.
+//!
+//! A queued task still counts in its cgroup, so the kernel flushes the queues wherever a reader
+//! would notice: before a task walk, a read of `cgroup.events` and a write to a cgroup file.
+//! What stays visible is the timing of `populated 0`'s notification, at most the maximum delay
+//! late. Unloading stops new arrivals and unlinks everything queued.
+
+use crate::{
+    batch::{
+        count,
+        Batch, //
+    },
+    counters::{
+        current_cpu,
+        Counters, //
+    },
+};
+use kernel::{
+    cgroup_dead::{
+        self,
+        CgroupDead,
+        CgroupDeadStats,
+        DeadTask,
+        FlushReason,
+        UNLINK_MAX, //
+    },
+    new_spinlock,
+    prelude::*,
+    sync::SpinLock, //
+};
+
+/// The largest `dead_batch`.
+pub(crate) const BATCH_MAX: u32 = 64;
+const QUEUE_CAP: usize = BATCH_MAX as usize;
+const _: () = assert!(
+    QUEUE_CAP <= UNLINK_MAX,
+    "a full queue must fit one unlink()"
+);
+
+/// Counter indices: `QUEUED`, `UNLINKED`, `BATCHES`, then one per flush reason.
+const QUEUED: usize = 0;
+const UNLINKED: usize = 1;
+const BATCHES: usize = 2;
+const FLUSHES: usize = 3;
+const NR_COUNTERS: usize = FLUSHES + FlushReason::COUNT;
+
+/// One CPU's queue of dead tasks.
+#[pin_data]
+struct Queue {
+    #[pin]
+    tasks: SpinLock<Batch<DeadTask, QUEUE_CAP>>,
+}
+
+/// Per-CPU queues of dead tasks, each unlinked under one `css_set_lock` acquisition.
+pub(crate) struct Unlinker {
+    batch: usize,
+    /// One queue for each CPU id below `nr_cpu_ids`, indexed by [`current_cpu()`].
+    queues: Pin<KVBox<[Queue]>>,
+    /// What the stats file shows; writing 0 there resets it.
+    stats: Counters<NR_COUNTERS>,
+    /// Tasks queued and unlinked since load, for the consistency check at unload; never reset.
+    lifetime: Counters<2>,
+}
+
+impl Unlinker {
+    /// Batches of `batch` tasks (1 to [`BATCH_MAX`]).
+    pub(crate) fn new(batch: u32) -> Result<Self> {
+        if !(1..=BATCH_MAX).contains(&batch) {
+            return Err(EINVAL);
+        }
+        let queues = KVBox::pin_slice(
+            |_| try_pin_init!(Queue { tasks <- new_spinlock!(Batch::new()) }? Error),
+            kernel::cpu::nr_cpu_ids() as usize,
+            GFP_KERNEL,
+        )?;
+        Ok(Self {
+            batch: batch as usize,
+            queues,
+            stats: Counters::new()?,
+            lifetime: Counters::new()?,
+        })
+    }
+
+    /// Unlinks the tasks in `tasks` (at most `QUEUE_CAP`) under one `css_set_lock` acquisition,
+    /// counted first: the unlink can wake a reader, who may read the stats at once.
+    fn unlink(&self, tasks: &mut [Option<DeadTask>]) {
+        let n = count(tasks);
+        if n == 0 {
+            return;
+        }
+        self.stats.add(UNLINKED, n);
+        self.stats.add(BATCHES, 1);
+        self.lifetime.add(1, n);
+        cgroup_dead::unlink(tasks.iter_mut().filter_map(Option::take));
+    }
+
+    /// Unlinks every queued task; counts a flush for `reason` if there was any.
+    fn flush_all(&self, reason: FlushReason) {
+        let mut any = false;
+        for queue in self.queues.iter() {
+            // Unlink under the queue's lock: a concurrent flush (say, before an rmdir) that
+            // finds the queue empty must not return before these tasks are unlinked.
+            let mut q = queue.tasks.lock();
+            if q.len() != 0 {
+                self.unlink(q.drain());
+                any = true;
+            }
+        }
+        if any {
+            self.stats.add(FLUSHES.wrapping_add(reason.index()), 1);
+        }
+    }
+
+    fn pending(&self) -> u64 {
+        self.queues
+            .iter()
+            .fold(0, |n, q| n.wrapping_add(q.tasks.lock().len() as u64))
+    }
+}
+
+#[vtable]
+impl CgroupDead for Unlinker {
+    const NAME: &'static CStr = c"forkscale";
+
+    fn dead(&self, task: DeadTask) {
+        self.stats.add(QUEUED, 1);
+        self.lifetime.add(0, 1);
+        let queue = self.queues.get(current_cpu()).filter(|_| self.batch > 1);
+        // Broken twin for `make check` (tests/twins.txt): unlinks every task at once, so no
+        // batch ever forms.
+        #[cfg(forkscale_twin_no_dead_batching)]
+        let queue: Option<&Queue> = {
+            let _ = queue;
+            None
+        };
+        let Some(queue) = queue else {
+            self.unlink(&mut [Some(task)]);
+            return;
+        };
+        let (spill, arm) = {
+            let mut q = queue.tasks.lock();
+            let was_empty = q.len() == 0;
+            // A queue is unlinked when it holds `dead_batch` (at most its capacity), so it is
+            // never full here; if it were, the task would be unlinked at once below.
+            let spill = q.push(task);
+            if q.len() >= self.batch {
+                // Unlinked under the queue's lock, for the reason given in `flush_all`.
+                self.unlink(q.drain());
+                self.stats
+                    .add(FLUSHES.wrapping_add(FlushReason::Size.index()), 1);
+                (spill, false)
+            } else {
+                (spill, was_empty)
+            }
+        };
+        self.unlink(&mut [spill]);
+        // Broken twin for `make check` (tests/twins.txt): never arms the timer, so dead tasks
+        // wait for a full batch, or a reader, however long that takes.
+        #[cfg(forkscale_twin_no_dead_timer)]
+        let arm = {
+            let _ = arm;
+            false
+        };
+        if arm {
+            cgroup_dead::schedule_flush();
+        }
+    }
+
+    fn flush(&self, reason: FlushReason) {
+        // Broken twins for `make check` (tests/twins.txt), never in a normal build: each
+        // ignores one reason, which the test named there must notice.
+        #[cfg(forkscale_twin_no_iter_flush)]
+        if reason == FlushReason::Iter {
+            return;
+        }
+        #[cfg(forkscale_twin_no_events_flush)]
+        if reason == FlushReason::Events {
+            return;
+        }
+        #[cfg(forkscale_twin_no_write_flush)]
+        if reason == FlushReason::Write {
+            return;
+        }
+        #[cfg(forkscale_twin_no_dead_unload_flush)]
+        if reason == FlushReason::Unload {
+            return;
+        }
+        self.flush_all(reason);
+    }
+
+    fn read_stats(&self) -> CgroupDeadStats {
+        let mut out = CgroupDeadStats {
+            queued: self.stats.sum(QUEUED),
+            unlinked: self.stats.sum(UNLINKED),
+            batches: self.stats.sum(BATCHES),
+            pending: self.pending(),
+            flushes: [0; FlushReason::COUNT],
+        };
+        for (i, f) in out.flushes.iter_mut().enumerate() {
+            *f = self.stats.sum(FLUSHES.wrapping_add(i));
+        }
+        out
+    }
+
+    fn reset_stats(&self) {
+        self.stats.reset();
+    }
+}
+
+impl Drop for Unlinker {
+    fn drop(&mut self) {
+        // Dropped after unregistering, when the kernel has had us flush and nothing can be
+        // queued any more. Anything still queued means the unload flush missed it: a bug worth
+        // reporting and surviving, so it is unlinked here.
+        let pending = self.pending();
+        self.flush_all(FlushReason::Unload);
+        let (queued, unlinked) = (self.lifetime.sum(0), self.lifetime.sum(1));
+        if queued != unlinked || pending != 0 {
+            pr_err!(
+                "exit unlink: {} tasks queued, {} unlinked, {} pending at unload\n",
+                queued,
+                unlinked,
+                pending
+            );
+        }
+    }
+}
