@@ -395,13 +395,10 @@ static inline void kill_kids(pid_t *kids, int from, int to)
 }
 
 /*
- * Counts the "forkscale: pid release:" lines in the kernel log: the module
- * prints one only when an unload found its books unbalanced (a pid queued but
- * not freed, or one still pending); a clean unload prints nothing. Returns
- * the count, or -1 if the log cannot be read. The log holds what earlier tests
- * of the boot printed: a test compares it with the count it began with.
+ * Counts the lines in the kernel log that start with @prefix. Returns the
+ * count, or -1 if the log cannot be read.
  */
-static inline int unload_imbalances(void)
+static inline int log_lines(const char *prefix)
 {
 	int size = klogctl(10, NULL, 0), len, n = 0;
 	char *buf, *at;
@@ -417,11 +414,22 @@ static inline int unload_imbalances(void)
 		return -1;
 	}
 	buf[len] = '\0';
-	for (at = strstr(buf, "forkscale: pid release: "); at;
-	     at = strstr(at + 1, "forkscale: pid release: "))
+	for (at = strstr(buf, prefix); at; at = strstr(at + 1, prefix))
 		n++;
 	free(buf);
 	return n;
+}
+
+/*
+ * Counts the "forkscale: pid release:" lines in the kernel log: the module
+ * prints one only when an unload found its books unbalanced (a pid queued but
+ * not freed, or one still pending); a clean unload prints nothing. Returns
+ * the count, or -1 if the log cannot be read. The log holds what earlier tests
+ * of the boot printed: a test compares it with the count it began with.
+ */
+static inline int unload_imbalances(void)
+{
+	return log_lines("forkscale: pid release: ");
 }
 
 #endif

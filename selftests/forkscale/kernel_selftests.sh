@@ -330,20 +330,22 @@ for impl in locked seqcount rwlock; do
 done
 echo locked > $sysctl
 
-# The module: clone read and pid batching both taken over.
-insmod $ko
+# The module: clone read, pid batching and the exit unlink all taken over
+# (the exit unlink is off by default: dead_batch turns it on).
+insmod $ko dead_batch=32
 result $? "loaded the module"
 run_suites module $cgroup_suites
 v1 module_v1
 run_suites module $pid_suites
 rmmod forkscale
 result $? "unloaded the module after its run"
-# With the default 10 ms delay the pid suites rarely meet a queued pid; with
-# 1 s, a reaped pid waits up to a second (less if its queue fills, or the
-# timer was armed earlier) while the suite goes on.
-insmod $ko pid_batch=64 pid_max_delay_ms=1000
-result $? "loaded the module with pid_max_delay_ms=1000"
-run_suites module_delay $pid_suites
+# With the default 10 ms delays the suites rarely meet a queued pid or dead
+# task; with 1 s, a reaped pid or an unlink waits up to a second (less if its
+# queue fills, or the timer was armed earlier) while the suite goes on, and
+# only the kernel's flushes before a reader keep the results stock's.
+insmod $ko pid_batch=64 pid_max_delay_ms=1000 dead_batch=64 dead_max_delay_ms=1000
+result $? "loaded the module with pid_max_delay_ms=1000 dead_max_delay_ms=1000"
+run_suites module_delay $cgroup_suites $pid_suites
 rmmod forkscale
 result $? "unloaded the module after its delayed run"
 echo "$saved_pid_max" > /proc/sys/kernel/pid_max
@@ -365,6 +367,7 @@ done
 for impl in locked seqcount rwlock module; do
 	compare v1 ${impl}_v1 $v1_suites
 done
+compare plain module_delay $cgroup_suites
 for impl in module module_delay; do
 	compare plain $impl $pid_suites
 done

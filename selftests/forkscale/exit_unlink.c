@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The batched exit unlink (the forkscale module's dead_batch): a dead task
+ * that waits in a batch still counts in its cgroup, so userspace must never
+ * see it. Every test runs twice with the same expectations: on the kernel's
+ * own unlink ("builtin", the code of stock 7.3), and with the module batching
+ * with a delay of 1000 ms ("batched"), so that only the flushes the kernel
+ * asks for before a reader can make it pass in time. A dead task must be gone
+ * from cgroup.events, cgroup.procs and cgroup.threads, and its cgroup
+ * removable, within READER_MS of its reaping, as on stock; the notification
+ * of "populated 0" may come late by the maximum delay, no more.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sys/syscall.h>
+
+#include "kselftest_harness.h"
+#include "forkscale_util.h"
+
+#define DEAD_STATS "/sys/kernel/debug/cgroup_dead/stats"
+#define CG "forkscale_eu"
+#define DELAY_MS 1000
+/*
+ * How long after a reap a reader may still see the task on stock: its final
+ * context switch may not have happened yet. Far below DELAY_MS, so a reader
+ * that is not flushed for waits for the timer and fails. Rounds make it
+ * unlikely that a timer armed by an earlier exit fires in time by chance.
+ */
+#define READER_MS 200
+#define ROUNDS 5
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* how many lines @file of the test cgroup has, or -1 */
+static int lines(const char *file)
+{
+	char path[128], buf[8192], *p;
+	int n = 0;
+
+	snprintf(path, sizeof(path), CGROOT "/" CG "/%s", file);
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	for (p = buf; *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
+/*
+ * Polls @file until it has @n lines, each a live task: the milliseconds it
+ * took, or -1. A task that is reaped but not unlinked is listed as "0" (its
+ * pid is gone), so the count includes it.
+ */
+static long lines_within(const char *file, int n, int ms)
+{
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (lines(file) != n) {
+		if (ms_since(&t0) > ms)
+			return -1;
+		usleep(1000);
+	}
+	return ms_since(&t0);
+}
+
+/* a child in the test cgroup that exits at once, reaped: its pid */
+static pid_t exit_in_cgroup(int cg_fd)
+{
+	pid_t pid = clone_into(cg_fd);
+
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0 && waitpid(pid, NULL, 0) != pid)
+		return -1;
+	return pid;
+}
+
+/* a child in the test cgroup that waits for a signal: its pid */
+static pid_t sleeper_in_cgroup(int cg_fd)
+{
+	pid_t pid = clone_into(cg_fd);
+
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
+
+FIXTURE(unlink) {
+	int cg_fd;
+	int imbalances;		/* the module's unbalanced unloads before */
+	char controllers[256];	/* the root's cgroup.subtree_control */
+};
+
+FIXTURE_VARIANT(unlink) {
+	const char *args;	/* the module's parameters, NULL for no module */
+};
+
+FIXTURE_VARIANT_ADD(unlink, builtin) { .args = NULL };
+FIXTURE_VARIANT_ADD(unlink, batched) {
+	.args = "dead_batch=64 dead_max_delay_ms=1000",
+};
+
+FIXTURE_SETUP(unlink)
+{
+	const char *want = variant->args ? "impl: forkscale\n" : "impl: builtin\n";
+	char impl[64];
+
+	unload_module();
+	if (variant->args)
+		ASSERT_EQ(0, load_module_args(variant->args));
+	ASSERT_EQ(0, read_file(DEAD_STATS, impl, sizeof(impl)));
+	ASSERT_EQ(0, strncmp(impl, want, strlen(want)));
+	ASSERT_EQ(0, read_file(CGROOT "/cgroup.subtree_control", self->controllers,
+			       sizeof(self->controllers)));
+	self->imbalances = log_lines("forkscale: exit unlink: ");
+	ASSERT_LE(0, self->imbalances);
+	ASSERT_EQ(0, make_cgroup(CG));
+	self->cg_fd = open_cgroup(CG);
+	ASSERT_LE(0, self->cg_fd);
+}
+
+FIXTURE_TEARDOWN(unlink)
+{
+	close(self->cg_fd);
+	remove_cgroup(CG);
+	reap_all();
+	unload_module();
+	/* the controllers a test enabled at the root go again */
+	if (!strstr(self->controllers, "memory"))
+		write_str(CGROOT "/cgroup.subtree_control", "-memory");
+	if (!strstr(self->controllers, "pids"))
+		write_str(CGROOT "/cgroup.subtree_control", "-pids");
+}
+
+/* "populated 0" can be read right after the last task's reaping */
+TEST_F(unlink, events_after_reap)
+{
+	struct timespec t0;
+	int i;
+
+	for (i = 0; i < ROUNDS; i++) {
+		ASSERT_LT(0, exit_in_cgroup(self->cg_fd));
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		EXPECT_EQ(0, wait_unpopulated(CG, READER_MS)) {
+			TH_LOG("round %d: populated after %ld ms", i, ms_since(&t0));
+		}
+	}
+}
+
+/* a reaped process leaves cgroup.procs, a joined thread cgroup.threads */
+static void *thread_exits(void *arg)
+{
+	return NULL;
+}
+
+/* a thread that exits once a byte arrives on the pipe *@arg */
+static void *thread_waits(void *arg)
+{
+	char c;
+
+	if (read(*(int *)arg, &c, 1) != 1)
+		return arg;
+	return NULL;
+}
+
+TEST_F(unlink, listings_after_reap)
+{
+	int i;
+
+	for (i = 0; i < ROUNDS; i++) {
+		pid_t pid = exit_in_cgroup(self->cg_fd);
+
+		ASSERT_LT(0, pid);
+		EXPECT_LE(0, lines_within("cgroup.procs", 0, READER_MS)) {
+			TH_LOG("round %d: cgroup.procs lists %d tasks after the reap of %d",
+			       i, lines("cgroup.procs"), pid);
+		}
+		EXPECT_LE(0, lines_within("cgroup.threads", 0, READER_MS)) {
+			TH_LOG("round %d: cgroup.threads lists %d tasks after the reap of %d",
+			       i, lines("cgroup.threads"), pid);
+		}
+	}
+
+	/* threads of a process in the cgroup, joined by its main thread */
+	pid_t child = clone_into(self->cg_fd);
+
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		int bad = 0;
+
+		for (i = 0; i < ROUNDS; i++) {
+			int go[2];
+			pthread_t t;
+
+			if (pipe(go) || pthread_create(&t, NULL, thread_waits, &go[0]))
+				_exit(2);
+			/* listed while it lives: the count sees a thread */
+			if (lines("cgroup.threads") != 2)
+				_exit(3);
+			if (write(go[1], "", 1) != 1 || pthread_join(t, NULL))
+				_exit(2);
+			close(go[0]);
+			close(go[1]);
+			if (lines_within("cgroup.threads", 1, READER_MS) < 0) {
+				fprintf(stderr, "# round %d: cgroup.threads lists %d tasks after a join\n",
+					i, lines("cgroup.threads"));
+				bad = 1;
+			}
+		}
+		_exit(bad);
+	}
+	int status;
+
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/*
+ * The cgroup whose last task was just reaped can be removed (7.3 decides on a
+ * task walk, which already hides a dead process).
+ */
+TEST_F(unlink, rmdir_after_reap)
+{
+	struct timespec t0;
+	int i, ret;
+
+	for (i = 0; i < ROUNDS; i++) {
+		char name[64], path[128];
+		int fd;
+
+		snprintf(name, sizeof(name), CG "/r%d", i);
+		ASSERT_EQ(0, make_cgroup(name));
+		fd = open_cgroup(name);
+		ASSERT_LE(0, fd);
+		ASSERT_LT(0, exit_in_cgroup(fd));
+		close(fd);
+		snprintf(path, sizeof(path), CGROOT "/%s", name);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while ((ret = rmdir(path)) && errno == EBUSY &&
+		       ms_since(&t0) < READER_MS)
+			usleep(1000);
+		EXPECT_EQ(0, ret) {
+			TH_LOG("round %d: rmdir: %s after %ld ms", i, strerror(errno),
+			       ms_since(&t0));
+		}
+	}
+}
+
+/*
+ * A cgroup whose last task was just reaped may enable domain controllers for
+ * its children: the no-internal-process rule counts its populated css_sets.
+ */
+TEST_F(unlink, subtree_control_after_reap)
+{
+	struct timespec t0;
+	int i, ret;
+
+	if (write_str(CGROOT "/cgroup.subtree_control", "+memory") ||
+	    write_str(CGROOT "/" CG "/cgroup.subtree_control", "+memory"))
+		SKIP(return, "no memory controller");
+	for (i = 0; i < ROUNDS; i++) {
+		char name[64], path[128];
+		int fd;
+
+		snprintf(name, sizeof(name), CG "/s%d", i);
+		ASSERT_EQ(0, make_cgroup(name));
+		fd = open_cgroup(name);
+		ASSERT_LE(0, fd);
+		ASSERT_LT(0, exit_in_cgroup(fd));
+		close(fd);
+		snprintf(path, sizeof(path), CGROOT "/%s/cgroup.subtree_control", name);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while ((ret = write_str(path, "+memory")) == -EBUSY &&
+		       ms_since(&t0) < READER_MS)
+			usleep(1000);
+		EXPECT_EQ(0, ret) {
+			TH_LOG("round %d: +memory: %s after %ld ms", i, strerror(-ret),
+			       ms_since(&t0));
+		}
+		snprintf(path, sizeof(path), CGROOT "/%s", name);
+		rmdir(path);
+	}
+}
+
+/*
+ * The notification of "populated 0", waited for without reading: on stock at
+ * the final context switch, batched within the maximum delay.
+ */
+TEST_F(unlink, populated_notification)
+{
+	char path[128], buf[256];
+	struct pollfd p;
+	struct timespec t0;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), CGROOT "/" CG "/cgroup.events");
+	p.fd = open(path, O_RDONLY);
+	ASSERT_LE(0, p.fd);
+	p.events = POLLPRI;
+	ASSERT_LT(0, exit_in_cgroup(self->cg_fd));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* the wakeup of "populated 1" may be pending still; wait for a 0 */
+	for (;;) {
+		len = pread(p.fd, buf, sizeof(buf) - 1, 0);
+		ASSERT_LT(0, len);
+		buf[len] = '\0';
+		if (strstr(buf, "populated 0\n"))
+			break;
+		ASSERT_LT(ms_since(&t0), DELAY_MS + 1000) {
+			TH_LOG("no populated 0 notified after %ld ms", ms_since(&t0));
+		}
+		poll(&p, 1, DELAY_MS + 1000);
+	}
+	TH_LOG("populated 0 after %ld ms", ms_since(&t0));
+	close(p.fd);
+}
+
+/*
+ * The first read above flushed. This one must not: a read that comes only
+ * after the notification would hide a missing timer, so wait for the
+ * notification alone, with a poll that no read precedes.
+ */
+TEST_F(unlink, populated_notification_alone)
+{
+	char path[128], buf[256];
+	struct pollfd p;
+	struct timespec t0;
+	ssize_t len;
+	int ret;
+
+	snprintf(path, sizeof(path), CGROOT "/" CG "/cgroup.events");
+	p.fd = open(path, O_RDONLY);
+	ASSERT_LE(0, p.fd);
+	p.events = POLLPRI;
+	/* a task to make the cgroup populated, and its notification consumed */
+	pid_t pid = sleeper_in_cgroup(self->cg_fd);
+
+	ASSERT_LT(0, pid);
+	len = pread(p.fd, buf, sizeof(buf) - 1, 0);
+	ASSERT_LT(0, len);
+	poll(&p, 1, 0);
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = poll(&p, 1, DELAY_MS + 1000);
+	EXPECT_EQ(1, ret) {
+		TH_LOG("no notification within %d ms", DELAY_MS + 1000);
+	}
+	TH_LOG("notified after %ld ms", ms_since(&t0));
+	len = pread(p.fd, buf, sizeof(buf) - 1, 0);
+	ASSERT_LT(0, len);
+	buf[len] = '\0';
+	EXPECT_NE(NULL, strstr(buf, "populated 0\n"));
+	close(p.fd);
+}
+
+/* cgroup.kill with unlinks pending kills every live task and empties it */
+TEST_F(unlink, kill_with_unlinks_pending)
+{
+	pid_t live[8];
+	int i, status;
+
+	for (i = 0; i < 8; i++) {
+		live[i] = sleeper_in_cgroup(self->cg_fd);
+		ASSERT_LT(0, live[i]);
+		ASSERT_LT(0, exit_in_cgroup(self->cg_fd));
+	}
+	ASSERT_EQ(0, write_str(CGROOT "/" CG "/cgroup.kill", "1"));
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(live[i], waitpid(live[i], &status, 0));
+		EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	}
+	EXPECT_EQ(0, wait_unpopulated(CG, READER_MS));
+}
+
+/* the freezer with unlinks pending reports frozen as on stock */
+TEST_F(unlink, freeze_with_unlinks_pending)
+{
+	char buf[256];
+	struct timespec t0;
+	pid_t live[4];
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		live[i] = sleeper_in_cgroup(self->cg_fd);
+		ASSERT_LT(0, live[i]);
+		ASSERT_LT(0, exit_in_cgroup(self->cg_fd));
+	}
+	ASSERT_EQ(0, write_str(CGROOT "/" CG "/cgroup.freeze", "1"));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		ASSERT_EQ(0, read_file(CGROOT "/" CG "/cgroup.events", buf, sizeof(buf)));
+		if (strstr(buf, "frozen 1\n"))
+			break;
+		ASSERT_LT(ms_since(&t0), 5000) {
+			TH_LOG("not frozen after %ld ms: %s", ms_since(&t0), buf);
+		}
+		usleep(1000);
+	}
+	ASSERT_EQ(0, write_str(CGROOT "/" CG "/cgroup.freeze", "0"));
+	for (i = 0; i < 4; i++) {
+		kill(live[i], SIGKILL);
+		ASSERT_EQ(live[i], waitpid(live[i], NULL, 0));
+	}
+}
+
+/* pids.current falls back as its tasks are reaped, as on stock */
+TEST_F(unlink, pids_current_after_reap)
+{
+	char buf[64];
+	int i;
+
+	if (write_str(CGROOT "/cgroup.subtree_control", "+pids"))
+		SKIP(return, "no pids controller");
+	ASSERT_EQ(0, read_file(CGROOT "/" CG "/pids.current", buf, sizeof(buf)));
+	EXPECT_STREQ("0\n", buf);
+	for (i = 0; i < ROUNDS; i++)
+		ASSERT_LT(0, exit_in_cgroup(self->cg_fd));
+	ASSERT_EQ(0, read_file(CGROOT "/" CG "/pids.current", buf, sizeof(buf)));
+	EXPECT_STREQ("0\n", buf);
+}
+
+/* unloading with tasks queued unlinks them: the cgroup empties at once */
+TEST_F(unlink, unload_unlinks_pending)
+{
+	int i;
+
+	for (i = 0; i < ROUNDS; i++)
+		ASSERT_LT(0, exit_in_cgroup(self->cg_fd));
+	if (variant->args) {
+		/* the 1 s delay holds them, barring a timer armed earlier */
+		ASSERT_LT(0, stat_value(DEAD_STATS, "pending"));
+		EXPECT_EQ(0, unload_module());
+	}
+	/* nothing flushes any more: the unload must have */
+	EXPECT_EQ(0, wait_unpopulated(CG, READER_MS));
+	EXPECT_EQ(self->imbalances, log_lines("forkscale: exit unlink: "));
+}
+
+/* thread exits form batches, and every one is unlinked */
+TEST(thread_storm_forms_batches)
+{
+	long long queued, unlinked, batches;
+	pid_t child;
+	int cg_fd, status;
+
+	unload_module();
+	ASSERT_EQ(0, load_module_args("dead_batch=64 dead_max_delay_ms=1000"));
+	ASSERT_EQ(0, write_str(DEAD_STATS, "0"));
+	ASSERT_EQ(0, make_cgroup(CG));
+	cg_fd = open_cgroup(CG);
+	ASSERT_LE(0, cg_fd);
+	child = clone_into(cg_fd);
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		int i;
+
+		for (i = 0; i < 2000; i++) {
+			pthread_t t;
+
+			if (pthread_create(&t, NULL, thread_exits, NULL) ||
+			    pthread_join(t, NULL))
+				_exit(2);
+		}
+		_exit(0);
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_EQ(0, wait_unpopulated(CG, READER_MS));
+	queued = stat_value(DEAD_STATS, "queued");
+	unlinked = stat_value(DEAD_STATS, "unlinked");
+	batches = stat_value(DEAD_STATS, "batches");
+	TH_LOG("%lld queued, %lld unlinked in %lld batches", queued, unlinked, batches);
+	EXPECT_LE(2001, queued);
+	EXPECT_EQ(queued, unlinked);
+	/* at least 8 a batch on average */
+	EXPECT_LT(batches * 8, unlinked);
+	close(cg_fd);
+	remove_cgroup(CG);
+	EXPECT_EQ(0, unload_module());
+}
+
+TEST(bad_parameters_refused)
+{
+	unload_module();
+	EXPECT_EQ(-EINVAL, load_module_args("dead_batch=65"));
+	EXPECT_EQ(-EINVAL, load_module_args("dead_batch=8 dead_max_delay_ms=0"));
+	EXPECT_EQ(-EINVAL, load_module_args("dead_batch=8 dead_max_delay_ms=1001"));
+	/* nothing registered */
+	char buf[64];
+
+	ASSERT_EQ(0, read_file(DEAD_STATS, buf, sizeof(buf)));
+	EXPECT_EQ(0, strncmp(buf, "impl: builtin\n", 14));
+}
+
+TEST_HARNESS_MAIN
