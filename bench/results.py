@@ -13,7 +13,7 @@ import statistics
 from collections import defaultdict
 
 VARIANTS = ["stock", "posted", "locked", "pinned", "seqcount", "rwlock", "module", "module_nobatch",
-            "module_findable"]
+            "module_unlink", "module_findable"]
 VARIANT_TEXT = {
     "stock": "stock 7.3 (Debian linux-source-7.3), no series",
     "posted": "stock 7.3 plus the merge set alone (cgroup/ and pid/ series, kernel/posted/): "
@@ -24,6 +24,7 @@ VARIANT_TEXT = {
     "rwlock": "series, built-in rwlock read",
     "module": "series + module (clone read and pid batching)",
     "module_nobatch": "series + module, pid_batch=0",
+    "module_unlink": "series + module, and the exit unlink batched too (dead_batch=32; measure/0020)",
     "module_findable": "series + module, released pids left unmarked (patch measure/0014's defect: "
                        "the design before the mark, less the lookup-side check and the "
                        "static branch, which remain)",
@@ -50,7 +51,7 @@ MIN_BOOTS = 3
 COLORS = {
     "stock": "#444444", "posted": "#bcbd22", "locked": "#1f77b4", "pinned": "#17becf", "seqcount": "#2ca02c",
     "rwlock": "#ff7f0e", "module": "#d62728", "module_nobatch": "#9467bd",
-    "module_findable": "#8c564b",
+    "module_unlink": "#e377c2", "module_findable": "#8c564b",
 }
 
 
