@@ -10,7 +10,8 @@
 //! each task at once, as the kernel does.
 //!
 //! A queued task still counts in its cgroup, so the kernel flushes the queues wherever a reader
-//! would notice: before a task walk, a read of `cgroup.events` and a write to a cgroup file.
+//! would notice: before a task walk, a read of `cgroup.events` or `cgroup.type`, a write to a
+//! cgroup file, and a migration's check of its destination.
 //! What stays visible is the timing of `populated 0`'s notification, at most the maximum delay
 //! late. Unloading stops new arrivals and unlinks everything queued.
 
@@ -33,9 +34,9 @@ use kernel::{
         FlushReason,
         UNLINK_MAX, //
     },
-    new_spinlock,
+    new_spinlock_irq,
     prelude::*,
-    sync::SpinLock, //
+    sync::SpinLockIrq, //
 };
 
 /// The largest `dead_batch`.
@@ -53,11 +54,12 @@ const BATCHES: usize = 2;
 const FLUSHES: usize = 3;
 const NR_COUNTERS: usize = FLUSHES + FlushReason::COUNT;
 
-/// One CPU's queue of dead tasks.
+/// One CPU's queue of dead tasks. Locked with interrupts off: a flush may come from a task walk
+/// that starts under a lock also taken in interrupts (a BPF program's).
 #[pin_data]
 struct Queue {
     #[pin]
-    tasks: SpinLock<Batch<DeadTask, QUEUE_CAP>>,
+    tasks: SpinLockIrq<Batch<DeadTask, QUEUE_CAP>>,
 }
 
 /// Per-CPU queues of dead tasks, each unlinked under one `css_set_lock` acquisition.
@@ -78,7 +80,7 @@ impl Unlinker {
             return Err(EINVAL);
         }
         let queues = KVBox::pin_slice(
-            |_| try_pin_init!(Queue { tasks <- new_spinlock!(Batch::new()) }? Error),
+            |_| try_pin_init!(Queue { tasks <- new_spinlock_irq!(Batch::new()) }? Error),
             kernel::cpu::nr_cpu_ids() as usize,
             GFP_KERNEL,
         )?;
@@ -182,12 +184,16 @@ impl CgroupDead for Unlinker {
         if reason == FlushReason::Iter {
             return;
         }
-        #[cfg(forkscale_twin_no_events_flush)]
-        if reason == FlushReason::Events {
+        #[cfg(forkscale_twin_no_read_flush)]
+        if reason == FlushReason::Read {
             return;
         }
         #[cfg(forkscale_twin_no_write_flush)]
         if reason == FlushReason::Write {
+            return;
+        }
+        #[cfg(forkscale_twin_no_migrate_flush)]
+        if reason == FlushReason::Migrate {
             return;
         }
         #[cfg(forkscale_twin_no_dead_unload_flush)]

@@ -291,6 +291,58 @@ TEST_F(unlink, subtree_control_after_reap)
 }
 
 /*
+ * Threaded controllers on: the test cgroup with a process of its own is a
+ * thread root, whose domain child reads "domain invalid". Once the process is
+ * reaped, the child reads "domain", and a clone3() into the test cgroup
+ * succeeds while a domain child of it just emptied: both rules count
+ * populated css_sets.
+ */
+TEST_F(unlink, thread_root_after_reap)
+{
+	char path[128], type[64];
+	struct timespec t0;
+	int i, fd, ret;
+
+	if (write_str(CGROOT "/cgroup.subtree_control", "+pids") ||
+	    write_str(CGROOT "/" CG "/cgroup.subtree_control", "+pids"))
+		SKIP(return, "no pids controller");
+	ASSERT_EQ(0, make_cgroup(CG "/d"));
+	fd = open_cgroup(CG "/d");
+	ASSERT_LE(0, fd);
+	snprintf(path, sizeof(path), CGROOT "/" CG "/d/cgroup.type");
+	for (i = 0; i < ROUNDS; i++) {
+		pid_t live = sleeper_in_cgroup(self->cg_fd);
+
+		ASSERT_LT(0, live);
+		ASSERT_EQ(0, read_file(path, type, sizeof(type)));
+		/* the control: a thread root's domain child is invalid */
+		ASSERT_STREQ("domain invalid\n", type);
+		kill(live, SIGKILL);
+		ASSERT_EQ(live, waitpid(live, NULL, 0));
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (!read_file(path, type, sizeof(type)) &&
+		       strcmp(type, "domain\n") && ms_since(&t0) < READER_MS)
+			usleep(1000);
+		EXPECT_STREQ("domain\n", type) {
+			TH_LOG("round %d: cgroup.type %ld ms after the reap", i, ms_since(&t0));
+		}
+
+		/* a dead task in the domain child, then a clone into its parent */
+		ASSERT_LT(0, exit_in_cgroup(fd));
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while ((ret = exit_in_cgroup(self->cg_fd)) < 0 && errno == EBUSY &&
+		       ms_since(&t0) < READER_MS)
+			usleep(1000);
+		EXPECT_LT(0, ret) {
+			TH_LOG("round %d: clone3 into the parent: %s after %ld ms", i,
+			       strerror(errno), ms_since(&t0));
+		}
+	}
+	close(fd);
+	rmdir(CGROOT "/" CG "/d");
+}
+
+/*
  * The notification of "populated 0", waited for without reading: on stock at
  * the final context switch, batched within the maximum delay.
  */
@@ -479,8 +531,9 @@ TEST(thread_storm_forms_batches)
 	unlinked = stat_value(DEAD_STATS, "unlinked");
 	batches = stat_value(DEAD_STATS, "batches");
 	TH_LOG("%lld queued, %lld unlinked in %lld batches", queued, unlinked, batches);
-	EXPECT_LE(2001, queued);
-	EXPECT_EQ(queued, unlinked);
+	/* the child's threads and itself, all unlinked (other exits may add) */
+	EXPECT_LE(2001, unlinked);
+	EXPECT_LE(unlinked, queued);
 	/* at least 8 a batch on average */
 	EXPECT_LT(batches * 8, unlinked);
 	close(cg_fd);
