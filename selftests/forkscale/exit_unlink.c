@@ -11,6 +11,7 @@
  * of "populated 0" may come late by the maximum delay, no more.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 
@@ -93,6 +94,32 @@ static pid_t sleeper_in_cgroup(int cg_fd)
 	return pid;
 }
 
+/*
+ * Removes the test cgroup and the children a test made in it: a test that
+ * failed halfway leaves them, and the next test's setup must still start
+ * clean.
+ */
+static void remove_test_cgroups(void)
+{
+	struct dirent *e;
+	char name[64];
+	DIR *dir;
+
+	dir = opendir(CGROOT "/" CG);
+	if (dir) {
+		while ((e = readdir(dir))) {
+			/* the tests' children have short names: d, r0, s0, ... */
+			if (e->d_type != DT_DIR || e->d_name[0] == '.' ||
+			    strlen(e->d_name) > 8)
+				continue;
+			snprintf(name, sizeof(name), CG "/%.8s", e->d_name);
+			remove_cgroup(name);
+		}
+		closedir(dir);
+	}
+	remove_cgroup(CG);
+}
+
 FIXTURE(unlink) {
 	int cg_fd;
 	int imbalances;		/* the module's unbalanced unloads before */
@@ -122,6 +149,7 @@ FIXTURE_SETUP(unlink)
 			       sizeof(self->controllers)));
 	self->imbalances = log_lines("forkscale: exit unlink: ");
 	ASSERT_LE(0, self->imbalances);
+	remove_test_cgroups();
 	ASSERT_EQ(0, make_cgroup(CG));
 	self->cg_fd = open_cgroup(CG);
 	ASSERT_LE(0, self->cg_fd);
@@ -130,7 +158,7 @@ FIXTURE_SETUP(unlink)
 FIXTURE_TEARDOWN(unlink)
 {
 	close(self->cg_fd);
-	remove_cgroup(CG);
+	remove_test_cgroups();
 	reap_all();
 	unload_module();
 	/* the controllers a test enabled at the root go again */
@@ -507,6 +535,7 @@ TEST(thread_storm_forms_batches)
 	unload_module();
 	ASSERT_EQ(0, load_module_args("dead_batch=64 dead_max_delay_ms=1000"));
 	ASSERT_EQ(0, write_str(DEAD_STATS, "0"));
+	remove_test_cgroups();
 	ASSERT_EQ(0, make_cgroup(CG));
 	cg_fd = open_cgroup(CG);
 	ASSERT_LE(0, cg_fd);
@@ -537,7 +566,7 @@ TEST(thread_storm_forms_batches)
 	/* at least 8 a batch on average */
 	EXPECT_LT(batches * 8, unlinked);
 	close(cg_fd);
-	remove_cgroup(CG);
+	remove_test_cgroups();
 	EXPECT_EQ(0, unload_module());
 }
 
