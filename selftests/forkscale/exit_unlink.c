@@ -2,10 +2,11 @@
 /*
  * The batched exit unlink (the forkscale module's dead_batch): a dead task
  * that waits in a batch still counts in its cgroup, so userspace must never
- * see it. Every test runs twice with the same expectations: on the kernel's
- * own unlink ("builtin", the code of stock 7.3), and with the module batching
- * with a delay of 1000 ms ("batched"), so that only the flushes the kernel
- * asks for before a reader can make it pass in time. A dead task must be gone
+ * see it. Every case of the unlink fixture runs twice with the same
+ * expectations: on the kernel's own unlink ("builtin", the code of stock
+ * 7.3), and with the module batching with a delay of 1000 ms ("batched"), so
+ * that only the flushes the kernel asks for before a reader can make it pass
+ * in time. A dead task must be gone
  * from cgroup.events, cgroup.procs and cgroup.threads, and its cgroup
  * removable, within READER_MS of its reaping, as on stock; the notification
  * of "populated 0" may come late by the maximum delay, no more.
