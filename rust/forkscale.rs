@@ -11,7 +11,10 @@
 //!   ([`pid_release`]), unless `pid_batch=0`;
 //! - with `dead_batch=N`, unlinks dead tasks from their css_sets in batches, under one
 //!   `css_set_lock` acquisition per batch ([`exit_unlink`]); off by default, until the
-//!   conformance tests have run it on more than the forkscale guest.
+//!   conformance tests have run it on more than the forkscale guest;
+//! - with `pid_block=K`, hands out the pid numbers of forks in the initial pid namespace from
+//!   per-CPU blocks of `K`, each reserved under one `pidmap_lock` acquisition
+//!   ([`pid_blocks`]); off by default, as the exit unlink.
 //!
 //! On unload the kernel's built-ins come back. The hooks are in the forkscale kernel series
 //! and linked directly: on a kernel without them the module loader refuses the load and logs
@@ -21,6 +24,7 @@ mod batch;
 mod clone_read;
 mod counters;
 mod exit_unlink;
+mod pid_blocks;
 mod pid_release;
 
 use clone_read::{
@@ -38,7 +42,7 @@ module! {
     authors: ["forkscale developers"],
     description: "Scalable fork/exit paths for cgroup css_set pinning and pid freeing",
     license: "GPL",
-    imports_ns: ["CGROUP_CLONE", "CGROUP_DEAD", "PID_RELEASE"],
+    imports_ns: ["CGROUP_CLONE", "CGROUP_DEAD", "PID_BLOCK", "PID_RELEASE"],
     params: {
         clone_read: u32 {
             default: 0,
@@ -60,6 +64,10 @@ module! {
             default: 10,
             description: "longest a dead task waits in a batch, 1 to 1000 ms",
         },
+        pid_block: u32 {
+            default: 0,
+            description: "pid numbers each CPU reserves per pidmap_lock acquisition: 0 off, 1 to 16",
+        },
     },
 }
 
@@ -75,6 +83,7 @@ enum CloneReadRegistration {
 
 struct Forkscale {
     // Dropped in declaration order, the reverse of registration.
+    _pid_blocks: Option<Pin<KBox<kernel::pid_block::Registration<pid_blocks::Blocks>>>>,
     _exit_unlink: Option<Pin<KBox<kernel::cgroup_dead::Registration<exit_unlink::Unlinker>>>>,
     _pid_release: Option<Pin<KBox<kernel::pid_release::Registration<pid_release::Batcher>>>>,
     _clone_read: CloneReadRegistration,
@@ -133,6 +142,15 @@ impl kernel::Module for Forkscale {
             );
             return Err(EINVAL);
         }
+        let pid_block = module_parameters::pid_block.value();
+        if pid_block > pid_blocks::SIZE_MAX {
+            pr_err!(
+                "pid_block={} is out of range 0..={}\n",
+                pid_block,
+                pid_blocks::SIZE_MAX
+            );
+            return Err(EINVAL);
+        }
 
         let clone_read = match read {
             0 => KBox::pin_init(
@@ -175,7 +193,21 @@ impl kernel::Module for Forkscale {
                 .inspect_err(|e| pr_err!("cannot take over the exit unlink: {:?}\n", e))?,
             ),
         };
+        let pid_blocks = match pid_block {
+            0 => None,
+            _ => Some(
+                KBox::pin_init(
+                    kernel::pid_block::Registration::new(
+                        pid_blocks::Blocks::new(pid_block),
+                        module,
+                    ),
+                    GFP_KERNEL,
+                )
+                .inspect_err(|e| pr_err!("cannot take over pid allocation: {:?}\n", e))?,
+            ),
+        };
         Ok(Forkscale {
+            _pid_blocks: pid_blocks,
             _exit_unlink: exit_unlink,
             _pid_release: pid_release,
             _clone_read: clone_read,
