@@ -330,9 +330,10 @@ for impl in locked seqcount rwlock; do
 done
 echo locked > $sysctl
 
-# The module: clone read, pid batching and the exit unlink all taken over
-# (the exit unlink is off by default: dead_batch turns it on).
-insmod $ko dead_batch=32
+# The module: clone read, pid batching, the exit unlink and the pid blocks all
+# taken over (the last two are off by default: dead_batch and pid_block turn
+# them on).
+insmod $ko dead_batch=32 pid_block=16
 result $? "loaded the module"
 run_suites module $cgroup_suites
 v1 module_v1
@@ -343,7 +344,7 @@ result $? "unloaded the module after its run"
 # task; with 1 s, a reaped pid or an unlink waits up to a second (less if its
 # queue fills, or the timer was armed earlier) while the suite goes on, and
 # only the kernel's flushes before a reader keep the results stock's.
-insmod $ko pid_batch=64 pid_max_delay_ms=1000 dead_batch=64 dead_max_delay_ms=1000
+insmod $ko pid_batch=64 pid_max_delay_ms=1000 dead_batch=64 dead_max_delay_ms=1000 pid_block=16
 result $? "loaded the module with pid_max_delay_ms=1000 dead_max_delay_ms=1000"
 run_suites module_delay $cgroup_suites $pid_suites
 rmmod forkscale

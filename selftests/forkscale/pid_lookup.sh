@@ -7,7 +7,7 @@ ko=/lib/modules/forkscale.ko
 bin=/forkscale/tests/pid_lookup
 out=/tmp/pid_lookup
 mkdir -p $out
-settings="pid_batch=1 pid_batch=32 pid_batch=64 pid_batch=64,pid_max_delay_ms=1000 pid_batch=64,pid_max_delay_ms=10000"
+settings="pid_batch=1 pid_batch=32 pid_batch=64 pid_batch=64,pid_max_delay_ms=1000 pid_batch=64,pid_max_delay_ms=10000 pid_batch=64,pid_max_delay_ms=1000,pid_block=16"
 
 n=0
 # verdict <label> <raw output> <exit status>: the differences first, as "#"

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pid numbers from per-CPU blocks (the forkscale module's pid_block): a fork
+ * in the initial pid namespace takes its number from a block its CPU reserved
+ * without pidmap_lock. Every case of the blocks fixture runs twice with the
+ * same expectations: on the kernel's own allocation ("builtin", the code of
+ * stock 7.3) and with the module's blocks of 16 ("blocks"). Each asks for a
+ * number stock gives: the next after ns_last_pid, clone3(set_tid) of a number
+ * a block holds, the count of forks that fit under pid_max, the answers of
+ * lookups by number.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+#include <linux/sched.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "kselftest_harness.h"
+#include "forkscale_util.h"
+
+#define BLOCK_STATS "/sys/kernel/debug/pid_block/stats"
+#define NS_LAST_PID "/proc/sys/kernel/ns_last_pid"
+#define PID_MAX "/proc/sys/kernel/pid_max"
+/* free numbers a case needs after the cursor it sets */
+#define WINDOW 64
+/* the kernel's RESERVED_PIDS: after a wrap, numbers start there */
+#define RESERVED 300
+/* pid_max for the exhaustion case: room for about 100 forks */
+#define LOW_MAX 400
+#define BLOCK_KIDS 512
+
+static long read_long(const char *path)
+{
+	char buf[32];
+
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	return atol(buf);
+}
+
+static int write_long(const char *path, long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld", v);
+	return write_str(path, buf);
+}
+
+static int pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void unpin(void)
+{
+	cpu_set_t set;
+	int cpu;
+
+	CPU_ZERO(&set);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* whether a task, a thread included, has the number @nr: /proc/<tid> resolves */
+static int nr_used(int nr)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", nr);
+	return !stat(path, &st);
+}
+
+/* how many numbers in [lo, hi) a task has */
+static int used_in(int lo, int hi)
+{
+	int nr, n = 0;
+
+	for (nr = lo; nr < hi; nr++)
+		n += nr_used(nr);
+	return n;
+}
+
+/*
+ * Writes ns_last_pid so that the next WINDOW numbers are free, well past
+ * every number handed out or reserved: the first of them, or -1.
+ */
+static int free_run(void)
+{
+	long max = read_long(PID_MAX), start = read_long(NS_LAST_PID) + 1000;
+
+	if (max < 0 || start < 1000)
+		return -1;
+	for (;;) {
+		if (start + WINDOW >= max)
+			start = 1000;
+		if (!used_in(start, start + WINDOW))
+			break;
+		start += WINDOW;
+	}
+	return write_long(NS_LAST_PID, start - 1) ? -1 : (int)start;
+}
+
+/* a child that exits at once, reaped: its pid, or -1 */
+static pid_t spawn_exit(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0 && waitpid(pid, NULL, 0) != pid)
+		return -1;
+	return pid;
+}
+
+/* a child that waits to be killed: its pid, or -1 with errno */
+static pid_t spawn_paused(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
+
+static void kill_reap(pid_t pid)
+{
+	if (pid > 0 && !kill(pid, SIGKILL))
+		waitpid(pid, NULL, 0);
+}
+
+/* clone3(set_tid = @tid) of a child that waits to be killed: its pid */
+static pid_t clone3_set_tid(pid_t tid)
+{
+	struct clone_args args = {
+		.exit_signal = SIGCHLD,
+		.set_tid = (uint64_t)(uintptr_t)&tid,
+		.set_tid_size = 1,
+	};
+	pid_t pid = syscall(__NR_clone3, &args, sizeof(args));
+
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
+
+/* whether a readdir of /proc lists @pid: find_ge_pid() */
+static int proc_lists(pid_t pid)
+{
+	struct dirent *e;
+	int found = 0;
+	DIR *dir = opendir("/proc");
+
+	if (!dir)
+		return -1;
+	while ((e = readdir(dir)))
+		if (atoi(e->d_name) == pid)
+			found = 1;
+	closedir(dir);
+	return found;
+}
+
+FIXTURE(blocks) {
+	long pid_max;
+	int cpus;
+	pid_t kids[BLOCK_KIDS];
+	int nkids;
+};
+
+FIXTURE_VARIANT(blocks) {
+	const char *args;	/* the module's parameters, NULL for no module */
+};
+
+FIXTURE_VARIANT_ADD(blocks, builtin) { .args = NULL };
+FIXTURE_VARIANT_ADD(blocks, blocks) { .args = "pid_block=16" };
+
+FIXTURE_SETUP(blocks)
+{
+	const char *want = variant->args ? "impl: forkscale\n" : "impl: builtin\n";
+	char impl[64];
+
+	unload_module();
+	if (variant->args)
+		ASSERT_EQ(0, load_module_args(variant->args));
+	ASSERT_EQ(0, read_file(BLOCK_STATS, impl, sizeof(impl)));
+	ASSERT_EQ(0, strncmp(impl, want, strlen(want)));
+	self->pid_max = read_long(PID_MAX);
+	ASSERT_LT(LOW_MAX, self->pid_max);
+	self->cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	ASSERT_LT(0, self->cpus);
+	self->nkids = 0;
+	ASSERT_EQ(0, pin_cpu(0));
+}
+
+FIXTURE_TEARDOWN(blocks)
+{
+	while (self->nkids)
+		kill_reap(self->kids[--self->nkids]);
+	write_long(PID_MAX, self->pid_max);
+	unpin();
+	unload_module();
+	reap_all();
+}
+
+/*
+ * A restore writes ns_last_pid and expects the next fork to get the next
+ * number, on every CPU, even one whose block holds older numbers.
+ */
+TEST_F(blocks, ns_last_pid_gives_next)
+{
+	int round, first;
+
+	for (round = 0; round < 2 * self->cpus; round++) {
+		ASSERT_EQ(0, pin_cpu(round % self->cpus));
+		/* with blocks, this CPU now holds one */
+		ASSERT_LT(0, spawn_exit());
+		first = free_run();
+		ASSERT_LT(0, first);
+		EXPECT_EQ(first, spawn_exit()) {
+			TH_LOG("round %d, cpu %d", round, round % self->cpus);
+		}
+	}
+}
+
+/*
+ * clone3(set_tid) of a number waiting unclaimed in a block gets it, as it
+ * gets any free number on stock; while it lives, the block's next fork skips
+ * it, as stock's cursor does. A number a fork claimed is EEXIST, as on stock.
+ */
+TEST_F(blocks, set_tid_of_a_waiting_number)
+{
+	int first = free_run();
+	pid_t a, b;
+
+	ASSERT_LT(0, first);
+	a = spawn_paused();
+	ASSERT_EQ(first, a);
+	self->kids[self->nkids++] = a;
+	errno = 0;
+	EXPECT_EQ(-1, clone3_set_tid(a));
+	EXPECT_EQ(EEXIST, errno);
+	b = clone3_set_tid(first + 1);
+	ASSERT_EQ(first + 1, b);
+	self->kids[self->nkids++] = b;
+	EXPECT_EQ(first + 2, spawn_exit());
+}
+
+/* lookups by number find a pid from a block, and not a number waiting in one */
+TEST_F(blocks, lookups_by_number)
+{
+	int first = free_run(), fd;
+	char path[64];
+	struct stat st;
+	pid_t a;
+
+	ASSERT_LT(0, first);
+	a = spawn_paused();
+	ASSERT_EQ(first, a);
+	self->kids[self->nkids++] = a;
+
+	EXPECT_EQ(0, kill(a, 0));
+	EXPECT_EQ(getpgid(0), getpgid(a));
+	fd = syscall(__NR_pidfd_open, a, 0);
+	EXPECT_LE(0, fd);
+	close(fd);
+	snprintf(path, sizeof(path), "/proc/%d/stat", a);
+	EXPECT_EQ(0, stat(path, &st));
+	EXPECT_EQ(1, proc_lists(a));
+
+	/* with blocks, first + 1 is reserved but no pid: stock has no task there either */
+	errno = 0;
+	EXPECT_EQ(-1, kill(first + 1, 0));
+	EXPECT_EQ(ESRCH, errno);
+	snprintf(path, sizeof(path), "/proc/%d", first + 1);
+	EXPECT_EQ(-1, stat(path, &st));
+	EXPECT_EQ(0, proc_lists(first + 1));
+
+	kill_reap(self->kids[--self->nkids]);
+	errno = 0;
+	EXPECT_EQ(-1, kill(a, 0));
+	EXPECT_EQ(ESRCH, errno);
+	EXPECT_EQ(0, proc_lists(a));
+}
+
+/*
+ * Numbers are never reused sooner than on stock: a run of forks and reaps on
+ * alternating CPUs gets distinct numbers, all after the cursor.
+ */
+TEST_F(blocks, no_reuse_before_the_wrap)
+{
+	int first = free_run(), i, j;
+	pid_t got[WINDOW / 2];
+
+	ASSERT_LT(0, first);
+	for (i = 0; i < WINDOW / 2; i++) {
+		ASSERT_EQ(0, pin_cpu(i % self->cpus));
+		got[i] = spawn_exit();
+		ASSERT_LE(first, got[i]);
+		for (j = 0; j < i; j++)
+			ASSERT_NE(got[j], got[i]);
+	}
+}
+
+/*
+ * Under a low pid_max, exactly as many forks fit as there are free numbers,
+ * even while another CPU's block holds some: a fork that finds none has every
+ * block given back before it fails with EAGAIN, as stock fails.
+ */
+TEST_F(blocks, exhaustion_where_stock_fails)
+{
+	int expected, retry;
+
+	for (retry = 0; retry < 2; retry++) {
+		pid_t pid;
+
+		ASSERT_EQ(0, write_long(PID_MAX, LOW_MAX));
+		/* past RESERVED, so that the allocator wraps to RESERVED */
+		ASSERT_EQ(0, write_long(NS_LAST_PID, RESERVED + 50));
+		expected = LOW_MAX - RESERVED - used_in(RESERVED, LOW_MAX);
+		/* with blocks, the other CPU then holds the numbers after its fork's */
+		ASSERT_EQ(0, pin_cpu(self->cpus > 1 ? 1 : 0));
+		pid = spawn_paused();
+		ASSERT_LT(0, pid);
+		self->kids[self->nkids++] = pid;
+		ASSERT_EQ(0, pin_cpu(0));
+		while (self->nkids < BLOCK_KIDS && (pid = spawn_paused()) > 0)
+			self->kids[self->nkids++] = pid;
+		EXPECT_EQ(EAGAIN, errno);
+		/* an unrelated task of the guest may take a number meanwhile */
+		if (self->nkids == expected)
+			break;
+		TH_LOG("try %d: %d forks, %d free numbers", retry, self->nkids,
+		       expected);
+		while (self->nkids)
+			kill_reap(self->kids[--self->nkids]);
+	}
+	EXPECT_EQ(expected, self->nkids);
+}
+
+/*
+ * In a nested namespace with its lowest pid_max, as many forks fit as on
+ * stock (its init and 299 children), and its teardown completes: its init
+ * exits and the kernel kills the rest.
+ */
+TEST_F(blocks, nested_exhaustion_and_teardown)
+{
+	int fds[2], n = -1, status;
+	pid_t outer;
+
+	ASSERT_EQ(0, pipe(fds));
+	outer = fork();
+	ASSERT_LE(0, outer);
+	if (outer == 0) {
+		pid_t init;
+
+		if (unshare(CLONE_NEWPID))
+			_exit(1);
+		init = fork();
+		if (init == 0) {
+			int count = 0;
+
+			/* this namespace's own limit */
+			if (write_long(PID_MAX, RESERVED + 1))
+				_exit(2);
+			while (spawn_paused() > 0)
+				count++;
+			if (errno != EAGAIN)
+				count = -errno;
+			if (write(fds[1], &count, sizeof(count)) != sizeof(count))
+				_exit(3);
+			/* the namespace's teardown kills the children */
+			_exit(0);
+		}
+		_exit(init > 0 && waitpid(init, &status, 0) == init &&
+		      WIFEXITED(status) ? WEXITSTATUS(status) : 4);
+	}
+	close(fds[1]);
+	EXPECT_EQ((ssize_t)sizeof(n), read(fds[0], &n, sizeof(n)));
+	close(fds[0]);
+	/* pid 1 and 2 to 300 */
+	EXPECT_EQ(RESERVED - 1, n);
+	alarm(60);
+	ASSERT_EQ(outer, waitpid(outer, &status, 0));
+	alarm(0);
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * Unloading gives every block's numbers back: after it, the numbers a block
+ * held are the next a fork gets.
+ */
+TEST_F(blocks, unload_gives_numbers_back)
+{
+	int first = free_run();
+
+	ASSERT_LT(0, first);
+	EXPECT_EQ(first, spawn_exit());
+	unload_module();
+	ASSERT_EQ(0, write_long(NS_LAST_PID, first));
+	EXPECT_EQ(first + 1, spawn_exit());
+}
+
+static void *thread_exits(void *arg)
+{
+	return NULL;
+}
+
+/* Thread creations take their numbers from blocks: one reservation per 16. */
+TEST(thread_storm_reserves_blocks)
+{
+	long long blocks0, blocks1;
+	int i, cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	const int n = 320;
+
+	unload_module();
+	ASSERT_EQ(0, load_module_args("pid_block=16"));
+	blocks0 = stat_value(BLOCK_STATS, "blocks");
+	ASSERT_LE(0, blocks0);
+	for (i = 0; i < n; i++) {
+		pthread_t t;
+
+		ASSERT_EQ(0, pthread_create(&t, NULL, thread_exits, NULL));
+		ASSERT_EQ(0, pthread_join(t, NULL));
+	}
+	blocks1 = stat_value(BLOCK_STATS, "blocks");
+	TH_LOG("%d threads: %lld blocks reserved", n, blocks1 - blocks0);
+	/* each CPU's last block may be partly used, and a move may cost one */
+	EXPECT_LE(n / 16, blocks1 - blocks0);
+	EXPECT_GE(n / 16 + 4 * cpus, blocks1 - blocks0);
+	EXPECT_EQ(0, unload_module());
+}
+
+/* A block size out of range is refused, and nothing is registered. */
+TEST(bad_parameters_refused)
+{
+	char impl[64];
+
+	unload_module();
+	EXPECT_EQ(-EINVAL, load_module_args("pid_block=17"));
+	ASSERT_EQ(0, read_file(BLOCK_STATS, impl, sizeof(impl)));
+	EXPECT_EQ(0, strncmp(impl, "impl: builtin\n", 14));
+}
+
+TEST_HARNESS_MAIN
