@@ -5,10 +5,11 @@
 //! Every fork in `init_pid_ns` takes its number under the global `pidmap_lock`. With
 //! `pid_block=K` (1 to [`SIZE_MAX`]) each CPU reserves the next `K` numbers the kernel's cyclic
 //! allocator would give, under one acquisition, and forks on that CPU claim them without the
-//! lock. The kernel keeps stock's answers by asking for every block back where a number
-//! waiting in one would show: when a fork finds no free number, and when `ns_last_pid` or
-//! `pid_max` is written. `clone3(set_tid)` of a waiting number takes it from its block, in the
-//! kernel. Unloading gives every block back.
+//! lock. The kernel keeps stock's answers itself: where a number waiting in a block would show
+//! (a fork that finds no free number, a write of `ns_last_pid` or `pid_max`) it gives every
+//! block's waiting numbers back under `pidmap_lock`, and `clone3(set_tid)` of a waiting number
+//! takes it from its block. The flushes then only drop spent blocks. Unloading gives every
+//! block's numbers back, which only the module can do.
 
 use crate::counters::current_cpu;
 use kernel::{
@@ -73,14 +74,16 @@ impl PidBlocks for Blocks {
     fn claim(&self) -> Option<PidClaim> {
         let holder = self.holders.get(current_cpu())?;
         let spent = {
+            // A claim may give back a number over a lowered `pid_max`, taking `pidmap_lock`
+            // under this lock; the kernel never takes a holder's lock under `pidmap_lock`.
             let mut held = holder.block.lock();
             if let Some(claim) = (*held).as_mut().and_then(|block| block.claim()) {
                 return Some(claim);
             }
             held.take()
         };
-        // Outside the holder's lock: giving a block back takes `pidmap_lock`, and reserving
-        // one also allocates.
+        // Outside the holder's lock: giving a block back may take `pidmap_lock`, and reserving
+        // one allocates.
         drop(spent);
         let mut block = PidBlock::reserve(self.size)?;
         let claim = block.claim();
@@ -98,16 +101,8 @@ impl PidBlocks for Blocks {
     }
 
     fn flush(&self, reason: FlushReason) {
-        // Broken twins for `make check` (tests/twins.txt), never in a normal build: each
-        // ignores one reason, which the test named there must notice.
-        #[cfg(forkscale_twin_no_restore_block_flush)]
-        if reason == FlushReason::Restore {
-            return;
-        }
-        #[cfg(forkscale_twin_no_pressure_block_flush)]
-        if reason == FlushReason::Pressure {
-            return;
-        }
+        // Broken twin for `make check` (tests/twins.txt), never in a normal build: ignores the
+        // unload flush, which the test named there must notice.
         #[cfg(forkscale_twin_no_block_unload_flush)]
         if reason == FlushReason::Unload {
             return;
