@@ -38,7 +38,7 @@ if [ "$pathlen" = 1 ]; then
 	smp_list=1 lock_flavour=lockstat
 	[ "${QUICK:-0}" = 1 ] && reps=${REPS:-2} || reps=${REPS:-3}
 fi
-series_variants=${VARIANTS:-locked,pinned,seqcount,rwlock,module,module_nobatch,module_unlink}
+series_variants=${VARIANTS:-locked,pinned,seqcount,rwlock,module,module_nobatch,module_all}
 workloads=threadspawn,forkexit,clone_processes,pgrp_exit,migrate_pingpong
 # Not under PATHLEN=1: threadspawn_disturbed's disturber would count as the spawns' instructions.
 [ "$pathlen" = 1 ] || workloads=$workloads,threadspawn_disturbed

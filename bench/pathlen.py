@@ -254,6 +254,27 @@ def fit_record(budgets):
     return f
 
 
+# Issue 37: no variant may add more than this to threadspawn's or forkexit's instructions per op.
+PATH_RULE = 0.01
+PATH_RULE_WORKLOADS = ("threadspawn", "forkexit")
+
+
+def path_rule(summary):
+    """Issue 37's path-length rule, judged on the medians, with the worst difference's spread."""
+    diffs = [(rec["vs_stock"], w, v, rec) for w in PATH_RULE_WORKLOADS
+             for v, rec in (summary.get(w) or {}).items() if "vs_stock" in rec]
+    if not diffs:
+        return []
+    worst, w, v, rec = max(diffs, key=lambda d: d[0])
+    if any(r["uncertainty"] is None for *_, r in diffs):
+        verdict = f"**not judged**: from fewer than {MIN_BOOTS} boots per kernel"
+    else:
+        verdict = f"**{'met' if worst <= PATH_RULE else 'missed'}**"
+    return [f"No variant more than {PATH_RULE * 100:.0f} % above stock on "
+            f"{' or '.join(PATH_RULE_WORKLOADS)} (issue 37): {verdict}: the most is {v} on {w}, "
+            f"{worst * 100:+.2f} % {plus_minus(rec['uncertainty'], rec['boots'])}.", ""]
+
+
 def pct(x):
     return f"{(x - 1) * 100:+.1f} %"
 
@@ -574,6 +595,7 @@ def markdown(meta, summary, budgets, fitted):
                 f"{rec['vs_stock'] * 100:+.2f} % {plus_minus(rec['uncertainty'], rec['boots'])}"
             lines.append(f"| {v} | {rec['median']:.0f} | {plus_minus(rec['spread'], rec['n'])} | {diff} |")
         lines.append("")
+    lines += path_rule(summary)
     plugin = any(rec.get("source") == "lockhold" for by_v in budgets.values() for rec in by_v.values())
     if plugin:
         lines += plugin_lines(budgets) + explanations(summary, budgets)

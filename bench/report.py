@@ -164,45 +164,45 @@ def targets(summary, smp, accel="?", pathlen=None):
         by_path = path_length_verdict(pathlen, "migrate_pingpong", VARIANTS[1:], 0.05, accel)
         if by_path:
             lines.append(by_path)
-    budget = lock_budget(ts("module_unlink"), mod, stock)
+    budget = lock_budget(ts("module_all"), mod, stock)
     if budget:
         lines.append(budget)
     return lines
 
 
-def lock_budget(unlink, mod, stock):
-    """Issue 37's lock budget per thread lifecycle, judged on the variant with the new takeovers
-    (`module_unlink`: the exit unlink batched). Its pid-allocation takeover is not built, so
-    pidmap_lock gets no verdict, and tasklist_lock, which neither takeover touches, none
-    either until both are on; css_set_lock, which the pid takeover cannot change, gets one."""
+def lock_budget(full, mod, stock):
+    """Issue 37's lock budget per thread lifecycle, judged on the variant with both of its
+    takeovers on (`module_all`: the exit unlink batched, pid numbers from per-CPU blocks):
+    pidmap_lock ≤ 0.2, css_set_lock ≤ 1.1, and tasklist_lock no higher than stock's."""
     acq = lambda r, lk: r and r["locks"].get(lk, {}).get("acquisitions_per_op")  # noqa: E731
-    if not stock or not (unlink or mod) or not (unlink or mod)["locks"]:
+    if not stock or not (full or mod) or not (full or mod)["locks"]:
         return None
-    if not unlink or not unlink["locks"]:
+    if not full or not full["locks"]:
         return ("- pidmap_lock ≤ 0.2, css_set_lock ≤ 1.1 and tasklist_lock no higher than stock's per "
                 "thread lifecycle, with the pid-allocation and exit-unlink takeovers (issue 37): "
-                "**not judged**: no `module_unlink` run. The module today, per create+exit: "
+                "**not judged**: no `module_all` run. The module without them, per create+exit: "
                 f"pidmap_lock {fmt(acq(mod, 'pidmap_lock'))}, css_set_lock "
                 f"{fmt(acq(mod, 'css_set_lock'))}, tasklist_lock {fmt(acq(mod, 'tasklist_lock'))} "
                 f"(stock {fmt(acq(stock, 'tasklist_lock'))}).")
-    css = acq(unlink, "css_set_lock")
-    boots = len(unlink["lock_ops"])
-    met = css is not None and css <= 1.1
-    verdict = (f"**not judged**: from {boots} lock-statistics boot{'s' if boots != 1 else ''}, and a "
-               f"verdict needs {MIN_BOOTS}" if boots < MIN_BOOTS else
-               f"**{'met' if met else 'missed'}**")
-    res = unlink["locks"].get("css_set_lock", {}).get("acquisitions_resolution")
-    res = "" if res is None else f" ± {res * 100:.2f} %"
-    lines = [f"- css_set_lock ≤ 1.1 per thread lifecycle with the exit unlink batched (issue 37, "
-             f"`module_unlink`, `dead_batch=32`): {verdict}: {fmt(css, 3)}{res} per create+exit "
-             f"(the module without it {fmt(acq(mod, 'css_set_lock'), 3)}, stock "
-             f"{fmt(acq(stock, 'css_set_lock'), 3)}). The pid-allocation takeover, not built, "
-             f"cannot change it."]
-    lines.append(f"- pidmap_lock ≤ 0.2 and tasklist_lock no higher than stock's, with both takeovers "
-                 f"(issue 37): **not judged**: the pid-allocation takeover is designed, not built. "
-                 f"Under `module_unlink` today: pidmap_lock {fmt(acq(unlink, 'pidmap_lock'), 3)}, "
-                 f"tasklist_lock {fmt(acq(unlink, 'tasklist_lock'), 3)} (stock "
-                 f"{fmt(acq(stock, 'tasklist_lock'), 3)}).")
+    boots = len(full["lock_ops"])
+    lines = []
+    for lock, limit, what in (("pidmap_lock", 0.2, "≤ 0.2"), ("css_set_lock", 1.1, "≤ 1.1"),
+                              ("tasklist_lock", acq(stock, "tasklist_lock"), "no higher than stock's")):
+        got = acq(full, lock)
+        met = got is not None and limit is not None and got <= limit
+        verdict = (f"**not judged**: from {boots} lock-statistics boot{'s' if boots != 1 else ''}, "
+                   f"and a verdict needs {MIN_BOOTS}" if boots < MIN_BOOTS else
+                   f"**{'met' if met else 'missed'}**")
+        res = full["locks"].get(lock, {}).get("acquisitions_resolution")
+        res = "" if res is None else f" ± {res * 100:.2f} %"
+        lines.append(f"- {lock} {what} per thread lifecycle with both takeovers (issue 37, "
+                     f"`module_all`, `dead_batch=32 pid_block=16`): {verdict}: {fmt(got, 3)}{res} "
+                     f"per create+exit (the module without them {fmt(acq(mod, lock), 3)}, stock "
+                     f"{fmt(acq(stock, lock), 3)}).")
+    unl = full.get("exit_unlink")
+    if unl and unl.get("tasks_per_batch"):
+        lines.append(f"  The exit unlink's batches held {fmt(unl['tasks_per_batch'])} tasks each "
+                     f"({unl['unlinked']} tasks in {unl['batches']} css_set_lock acquisitions).")
     return "\n".join(lines)
 
 
@@ -387,6 +387,17 @@ def write_markdown(summary, path, plots, plotdir):
                          f"{pr.get('batches', '–')} | {fmt(pr.get('pids_per_batch'))} | "
                          f"{fmt(pr.get('free_locks_per_pid'), 3)} |")
         L.append("")
+        unl = [(w, v, find(summary, smp, v, w)) for w in WORKLOADS for v in VARIANTS]
+        unl = [(w, v, r["exit_unlink"]) for w, v, r in unl if r and r.get("exit_unlink")]
+        if unl:
+            L += ["Exit unlink counters, from `/sys/kernel/debug/cgroup_dead/stats` (the module's "
+                  "`dead_batch`), reset at the start of each measurement: a batch is one "
+                  "css_set_lock acquisition, closed by its size, its timer or a reader's flush.", "",
+                  "| workload | variant | tasks unlinked | batches | tasks per batch |",
+                  "|---|---|---:|---:|---:|"]
+            L += [f"| {w} | {v} | {e['unlinked']} | {e['batches']} | {fmt(e.get('tasks_per_batch'))} |"
+                  for w, v, e in unl]
+            L.append("")
     L += ["## Plots", ""]
     for w, name, kind in plots:
         if kind == "locks":

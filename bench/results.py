@@ -13,7 +13,7 @@ import statistics
 from collections import defaultdict
 
 VARIANTS = ["stock", "posted", "locked", "pinned", "seqcount", "rwlock", "module", "module_nobatch",
-            "module_unlink", "module_findable"]
+            "module_all", "module_findable"]
 VARIANT_TEXT = {
     "stock": "stock 7.3 (Debian linux-source-7.3), no series",
     "posted": "stock 7.3 plus the merge set alone (cgroup/ and pid/ series, kernel/posted/): "
@@ -24,7 +24,9 @@ VARIANT_TEXT = {
     "rwlock": "series, built-in rwlock read",
     "module": "series + module (clone read and pid batching)",
     "module_nobatch": "series + module, pid_batch=0",
-    "module_unlink": "series + module, and the exit unlink batched too (dead_batch=32; measure/0020)",
+    "module_all": "series + module with issue 37's takeovers too: the exit unlink batched "
+                  "(dead_batch=32; measure/0020) and pid numbers from per-CPU blocks (pid_block=16; "
+                  "measure/0022)",
     "module_findable": "series + module, released pids left unmarked (patch measure/0014's defect: "
                        "the design before the mark, less the lookup-side check and the "
                        "static branch, which remain)",
@@ -51,7 +53,7 @@ MIN_BOOTS = 3
 COLORS = {
     "stock": "#444444", "posted": "#bcbd22", "locked": "#1f77b4", "pinned": "#17becf", "seqcount": "#2ca02c",
     "rwlock": "#ff7f0e", "module": "#d62728", "module_nobatch": "#9467bd",
-    "module_unlink": "#e377c2", "module_findable": "#8c564b",
+    "module_all": "#e377c2", "module_findable": "#8c564b",
 }
 
 
@@ -155,7 +157,7 @@ def lock_figures(reps):
 
 
 def counter_figures(reps):
-    """The clone-read and pid-freeing counters of the patched kernel."""
+    """The clone-read, pid-freeing and exit-unlink counters of the patched kernel."""
     out = {}
     lockless = sum(int(s["stats"].get("cgroup_clone.lockless", 0)) for s in reps)
     locked = sum(int(s["stats"].get("cgroup_clone.locked", 0)) for s in reps)
@@ -169,6 +171,11 @@ def counter_figures(reps):
         out["pid_release"] = {"freed": freed, "batches": batches,
                               "pids_per_batch": round(freed / batches, 2) if batches else None,
                               "free_locks_per_pid": round(batches / freed, 4)}
+    unlinked = sum(int(s["stats"].get("cgroup_dead.unlinked", 0)) for s in reps)
+    unlinks = sum(int(s["stats"].get("cgroup_dead.batches", 0)) for s in reps)
+    if unlinked:
+        out["exit_unlink"] = {"unlinked": unlinked, "batches": unlinks,
+                              "tasks_per_batch": round(unlinked / unlinks, 2) if unlinks else None}
     return out
 
 

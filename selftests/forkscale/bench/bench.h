@@ -45,6 +45,7 @@ static const char *const bench_lock_classes[] = {
 static const char *const bench_stat_files[] = {
 	"/sys/kernel/debug/cgroup_clone/stats",
 	"/sys/kernel/debug/pid_release/stats",
+	"/sys/kernel/debug/cgroup_dead/stats",
 };
 
 struct bench_workload {
