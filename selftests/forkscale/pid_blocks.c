@@ -454,15 +454,24 @@ TEST(thread_storm_reserves_blocks)
 	EXPECT_EQ(0, unload_module());
 }
 
-/* A block size out of range is refused, and nothing is registered. */
+/* A bad block size, or any bad parameter beside a good one, registers nothing. */
 TEST(bad_parameters_refused)
 {
+	const char *bad[] = { "pid_block=17", "pid_block=abc", "pid_block=-1",
+			      "pid_block=16 dead_batch=65" };
+	unsigned int i;
 	char impl[64];
 
 	unload_module();
-	EXPECT_EQ(-EINVAL, load_module_args("pid_block=17"));
-	ASSERT_EQ(0, read_file(BLOCK_STATS, impl, sizeof(impl)));
-	EXPECT_EQ(0, strncmp(impl, "impl: builtin\n", 14));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, load_module_args(bad[i])) {
+			TH_LOG("%s", bad[i]);
+		}
+		ASSERT_EQ(0, read_file(BLOCK_STATS, impl, sizeof(impl)));
+		EXPECT_EQ(0, strncmp(impl, "impl: builtin\n", 14)) {
+			TH_LOG("%s left %s", bad[i], impl);
+		}
+	}
 }
 
 TEST_HARNESS_MAIN
