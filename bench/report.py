@@ -196,7 +196,7 @@ def lock_budget(full, mod, stock):
         res = full["locks"].get(lock, {}).get("acquisitions_resolution")
         res = "" if res is None else f" ± {res * 100:.2f} %"
         lines.append(f"- {lock} {what} per thread lifecycle with both takeovers (issue 37, "
-                     f"`module_all`, `dead_batch=32 pid_block=16`): {verdict}: {fmt(got, 3)}{res} "
+                     f"`module_all`, `dead_batch=32 dead_max_delay_ms=50 pid_block=16`): {verdict}: {fmt(got, 3)}{res} "
                      f"per create+exit (the module without them {fmt(acq(mod, lock), 3)}, stock "
                      f"{fmt(acq(stock, lock), 3)}).")
     unl = full.get("exit_unlink")
