@@ -210,6 +210,8 @@ done
 
 if [ "$pathlen" = 1 ]; then
 	python3 "$top/bench/pathlen.py" "$raw" "$results" || exit 1
+	# what pathlen.json came from, committed beside it
+	mkdir -p "$results/results" && cp "$raw" "$results/results/pathlen-raw.txt" || exit 1
 	# results.md leads with these figures: render it again around the last
 	# throughput run's, if there is one.
 	[ ! -f "$results/results/bench.json" ] ||

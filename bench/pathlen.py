@@ -3,6 +3,7 @@
 """Instructions per operation from `make bench PATHLEN=1`.
 
     pathlen.py <raw.txt> <results-dir>
+    pathlen.py --render <results-dir>   (pathlen.md from its pathlen.json)
 
 Under QEMU's `-icount shift=0,sleep=off` a guest nanosecond is one executed
 instruction, so a workload's ops per guest second are operations per 10^9
@@ -254,25 +255,48 @@ def fit_record(budgets):
     return f
 
 
-# Issue 37: no variant may add more than this to threadspawn's or forkexit's instructions per op.
+# The first row of the table of dropped terms.
+DROP_FIRST = "no transfer (projection.py alone)"
+
+# Issue 37: no variant may add more than this to threadspawn's or forkexit's instructions per
+# op, and with both of its takeovers on (`module_all`), to no workload's.
 PATH_RULE = 0.01
 PATH_RULE_WORKLOADS = ("threadspawn", "forkexit")
+PATH_RULE_VARIANT = "module_all"
+
+
+def rule_verdict(diffs):
+    """The rule over [(difference, workload, variant, record)], each difference judged with its
+    spread: above the rule only if its low end is, within it only if its high end is."""
+    if any(r["uncertainty"] is None for *_, r in diffs):
+        return f"**not judged**: from fewer than {MIN_BOOTS} boots per kernel"
+    name = lambda d: f"{d[2]} on {d[1]}, {d[0] * 100:+.2f} % {plus_minus(d[3]['uncertainty'], d[3]['boots'])}"  # noqa: E731
+    over = [d for d in diffs if d[0] - d[3]["uncertainty"] > PATH_RULE]
+    unresolved = [d for d in diffs if d[0] - d[3]["uncertainty"] <= PATH_RULE < d[0] + d[3]["uncertainty"]]
+    if over:
+        return "**missed**: above it beyond the spread: " + "; ".join(map(name, over))
+    if unresolved:
+        return ("**not resolved** at this run's resolution: the spread straddles the rule for "
+                + "; ".join(map(name, unresolved)))
+    worst = max(diffs, key=lambda d: d[0] + d[3]["uncertainty"])
+    return f"**met**: the nearest is {name(worst)}"
 
 
 def path_rule(summary):
-    """Issue 37's path-length rule, judged on the medians, with the worst difference's spread."""
-    diffs = [(rec["vs_stock"], w, v, rec) for w in PATH_RULE_WORKLOADS
+    """Issue 37's path-length rule, every variant on its two workloads, and the variant with
+    both of its takeovers on every workload."""
+    lines = []
+    every = [(rec["vs_stock"], w, v, rec) for w in PATH_RULE_WORKLOADS
              for v, rec in (summary.get(w) or {}).items() if "vs_stock" in rec]
-    if not diffs:
-        return []
-    worst, w, v, rec = max(diffs, key=lambda d: d[0])
-    if any(r["uncertainty"] is None for *_, r in diffs):
-        verdict = f"**not judged**: from fewer than {MIN_BOOTS} boots per kernel"
-    else:
-        verdict = f"**{'met' if worst <= PATH_RULE else 'missed'}**"
-    return [f"No variant more than {PATH_RULE * 100:.0f} % above stock on "
-            f"{' or '.join(PATH_RULE_WORKLOADS)} (issue 37): {verdict}: the most is {v} on {w}, "
-            f"{worst * 100:+.2f} % {plus_minus(rec['uncertainty'], rec['boots'])}.", ""]
+    if every:
+        lines += [f"No variant more than {PATH_RULE * 100:.0f} % above stock on "
+                  f"{' or '.join(PATH_RULE_WORKLOADS)} (issue 37): {rule_verdict(every)}.", ""]
+    full = [(rec["vs_stock"], w, PATH_RULE_VARIANT, rec) for w, by_v in summary.items()
+            for rec in [by_v.get(PATH_RULE_VARIANT) or {}] if "vs_stock" in rec]
+    if full:
+        lines += [f"With both of issue 37's takeovers on (`{PATH_RULE_VARIANT}`), no workload more "
+                  f"than {PATH_RULE * 100:.0f} % above stock: {rule_verdict(full)}.", ""]
+    return lines
 
 
 def pct(x):
@@ -369,7 +393,8 @@ def fit_lines(fitted):
     L += ["", "**Dropping a term** (fitted again with it held at zero):", "",
           "| model | best transfer | best lines | χ² | residuals (σ) | fits |",
           "| --- | ---: | ---: | ---: | --- | --- |"]
-    for name, d in fitted["dropped"].items():
+    # fit.py's order; a pathlen.json sorts its keys
+    for name, d in sorted(fitted["dropped"].items(), key=lambda kv: kv[0] != DROP_FIRST):
         L.append(f"| {name} | {d['transfer']:.0f} | {d['lines']:g} | {d['chi2']:.1f} | "
                  + ", ".join(f"{r:+.1f}" for r in d["residuals"]) + f" | {'yes' if d['fits'] else 'no'} |")
     L.append(f"| both terms | {best['transfer']:.0f} | {best['lines']:g} | {best['chi2']:.1f} | "
@@ -387,7 +412,8 @@ def fit_lines(fitted):
               "the locks alone, not a measurement):", "",
               "| workload | variant | " + " | ".join(f"{n} CPUs" for n in FIT_CPUS) + " |",
               "| --- | --- |" + " ---: |" * len(FIT_CPUS)]
-        for w, by_v in fitted["bands"].items():
+        for w in [w for w in SCALING if w in fitted["bands"]]:
+            by_v = fitted["bands"][w]
             for v in VARIANTS:
                 b = by_v.get(v)
                 if b:
@@ -642,9 +668,20 @@ def markdown(meta, summary, budgets, fitted):
     return "\n".join(lines)
 
 
+def render(outdir):
+    """pathlen.md again from the committed pathlen.json, for a change of the report alone."""
+    with open(os.path.join(outdir, "pathlen.json")) as f:
+        d = json.load(f)
+    with open(os.path.join(outdir, "pathlen.md"), "w") as f:
+        f.write(markdown(d["meta"], d["instructions_per_op"], d["hold_budgets"], d["fit"]) + "\n")
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--render":
+        render(sys.argv[2])
+        return
     if len(sys.argv) != 3:
-        sys.exit("usage: pathlen.py <raw.txt> <results-dir>")
+        sys.exit("usage: pathlen.py <raw.txt> <results-dir> | pathlen.py --render <results-dir>")
     raw, outdir = sys.argv[1:]
     meta, rows = parse(raw)
     summary = summarise(collect(rows))

@@ -123,3 +123,26 @@ elif [ -n "$(check "$tmp/twin" twin)" ]; then
 else
 	echo "not ok host: $what"
 fi
+
+# Issue 37's path-length rule judges each difference with its spread: above 1 %
+# only beyond it, within only inside it, and otherwise not resolved.
+rule() { # <bench dir>: the verdicts of four differences, ± 0.2 % each
+	python3 - "$1" <<'PY' 2>&1
+import sys
+sys.path.insert(0, sys.argv[1])
+import pathlen
+rec = lambda d: (d, "threadspawn", "v", {"vs_stock": d, "uncertainty": 0.002, "boots": 3})
+print(*(pathlen.rule_verdict([rec(d)]).split("**")[1] for d in (0.0125, 0.011, 0.009, 0.007)), sep=",")
+PY
+}
+what="the path-length rule judges each difference with its spread"
+got=$(rule "$top/bench")
+if [ "$got" = "missed,not resolved,not resolved,met" ]; then echo "ok host: $what"; else
+	echo "not ok host: $what"; echo "$got" | sed 's/^/# /'; fi
+# The twin: a rule that judges the differences alone, as it did.
+cp -r "$top/bench" "$tmp/rule_twin"
+sed -i 's/d\[0\] - d\[3\]\["uncertainty"\]/d[0]/g; s/d\[0\] + d\[3\]\["uncertainty"\]/d[0]/g' "$tmp/rule_twin/pathlen.py"
+what="the path-length rule check catches a rule that ignores the spread"
+got=$(rule "$tmp/rule_twin")
+if [ "$got" != "missed,not resolved,not resolved,met" ] && [ -n "$got" ]; then echo "ok host: $what ($got)"; else
+	echo "not ok host: $what"; fi
