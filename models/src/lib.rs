@@ -8,8 +8,9 @@
 //!   writer key on and off, a module registering and unregistering;
 //! - [`pid_free`]: deferred, batched pid freeing against allocation, exhaustion and
 //!   namespace teardown;
-//! - [`pid_alloc`]: pid allocation from per-CPU blocks (a design, not yet in the series)
-//!   against `clone3(set_tid)`, lookups, frees, exhaustion and `ns_last_pid`.
+//! - [`pid_alloc`]: pid allocation from per-CPU blocks (measure/0022)
+//!   against `clone3(set_tid)`, lookups, frees, exhaustion, `ns_last_pid`, the cursor's
+//!   wrap and the release of a block.
 //!
 //! Each model takes the protocol as a value, so a test can switch one rule off (a
 //! mutant) and assert that the checker then finds a failing interleaving, and which

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A loom model of pid allocation from per-CPU blocks (issue 37's design, argued in
-//! `Documentation/design.rst`, "Pid numbers from per-CPU blocks"; not yet in the series).
+//! A loom model of pid allocation from per-CPU blocks (measure/0022's `kernel/pid.c`, argued in
+//! `Documentation/design.rst`, "Pid numbers from per-CPU blocks").
 //!
 //! The namespace's idr stays the map from number to pid, and its cyclic cursor stays in
 //! numbers. Under one `pidmap_lock` acquisition a CPU reserves a *block*: the next free
@@ -8,7 +8,11 @@
 //! fork claims a slot with compare-and-exchange and publishes its pid with a release store,
 //! without the lock. A free returns its number to the idr under the lock, as stock does (the
 //! batched release amortises that). A block's memory lives while its CPU still draws from
-//! it or any of its slots is neither dead nor freed.
+//! it or any of its slots is neither dead nor freed, and it stays on the kernel's list of
+//! blocks until then: the kernel's *kill* walks that list under the lock and gives every
+//! waiting number back (at exhaustion, on an `ns_last_pid` write, and before the cursor wraps),
+//! so the last reference is dropped under the lock too. A CPU that is done with its block
+//! *releases* it: its waiting numbers go back, and it drops its hold.
 //!
 //! Properties, each with the mutant that breaks it (tests/pid_alloc.rs):
 //! - **one holder**: a number is never handed to two pids at once, even when
@@ -18,11 +22,15 @@
 //! - **gone when freed**: once a pid's free returns, a lookup of its number does not find it;
 //! - **exhaustion as stock**: allocation fails only when every number is held by a pid;
 //! - **next number**: after a write to `ns_last_pid`, a fork gets the next number;
-//! - **no use after free**: a fork never claims a slot of a block that was freed.
+//! - **no reuse before stock's**: the cursor wraps only when no number reserved since its
+//!   last wrap waits in a block, as stock's wraps only once it has handed out every number
+//!   after it: otherwise a freed number would be handed out again while stock would still
+//!   be handing out the waiting ones;
+//! - **no use after free**: neither a fork nor the kill walk touches a block that was freed.
 //!
 //! Not modelled: RCU (a lookup may read a freed block, which the kernel frees with
-//! `kfree_rcu()`; blocks are never reused here), the batched release queues, `pid_max`
-//! writes and nested namespaces.
+//! `call_rcu()`; blocks are never reused here), the batched release queues, `RESERVED_PIDS`,
+//! `pid_max` writes and nested namespaces.
 
 use crate::{name_the_race, named_access};
 use loom::cell::UnsafeCell;
@@ -45,6 +53,16 @@ const fn in_block(b: usize, i: usize) -> usize {
 }
 const fn direct(p: usize) -> usize {
     100 + p
+}
+/// An entry the slow path allocated, its pid not yet stored (the kernel's NULL entry).
+const UNSET: usize = 99;
+/// The block and slot an entry names, if it names one.
+const fn block_slot(entry: usize) -> Option<(usize, usize)> {
+    if entry == FREE || entry > BLOCKS * K {
+        None
+    } else {
+        Some(((entry - 1) / K, (entry - 1) % K))
+    }
 }
 
 /// Block slots: 0 while unused, then reserved and unclaimed, claimed by a fork not yet
@@ -72,6 +90,11 @@ pub struct Protocol {
     pub flush_on_last_pid: bool,
     /// A CPU's block counts the CPU's hold, so it outlives a flush while its CPU uses it.
     pub cache_holds_block: bool,
+    /// A released block's last reference is dropped under the lock, never beside a kill walk.
+    pub last_put_locked: bool,
+    /// Before the cursor wraps, the waiting numbers go back and the cursor restarts at the
+    /// lowest of them.
+    pub kill_before_wrap: bool,
 }
 
 pub const CORRECT: Protocol = Protocol {
@@ -82,6 +105,8 @@ pub const CORRECT: Protocol = Protocol {
     flush_on_exhaustion: true,
     flush_on_last_pid: true,
     cache_holds_block: true,
+    last_put_locked: true,
+    kill_before_wrap: true,
 };
 
 struct Block {
@@ -90,13 +115,17 @@ struct Block {
     slots: [AtomicUsize; K],
     /// The CPU's hold plus the slots neither dead nor freed.
     refs: AtomicUsize,
+    /// On the kernel's list of blocks, which kill walks; changed under the lock.
+    listed: AtomicBool,
+    /// Released by its CPU: no slot is EMPTY, so kill walks skip it.
+    released: AtomicBool,
     /// Ghost: the block's memory was freed.
     freed: AtomicBool,
 }
 
 /// Under `pidmap_lock`.
 struct Locked {
-    /// The cyclic cursor: the next number to try.
+    /// The cyclic cursor: the next number to try, `NUMS` at the end of the range.
     cursor: usize,
     /// Block objects used so far; the live ones are those not `freed`.
     used: usize,
@@ -112,6 +141,8 @@ struct World {
     pids: [UnsafeCell<usize>; PIDS],
     /// Ghost: how many pids hold each number.
     holders: [AtomicUsize; NUMS],
+    /// Ghost: 0, or 1 + (the number the cursor wrapped to) * NUMS + (a number that waited).
+    early_wrap: AtomicUsize,
 }
 
 /// A CPU's block: the block and the next slot to try. Only its CPU touches it.
@@ -131,11 +162,26 @@ impl World {
                 nrs: Default::default(),
                 slots: Default::default(),
                 refs: AtomicUsize::new(0),
+                listed: AtomicBool::new(false),
+                released: AtomicBool::new(false),
                 freed: AtomicBool::new(false),
             }),
             pids: std::array::from_fn(|_| UnsafeCell::new(0)),
             holders: Default::default(),
+            early_wrap: AtomicUsize::new(0),
         }
+    }
+
+    /// The no-reuse-before-stock property, over everything that ran.
+    fn assert_no_early_wrap(&self) {
+        let early = self.early_wrap.load(Ordering::Relaxed);
+        assert!(
+            early == 0,
+            "the cursor wrapped to {} while number {} waited: a freed number is reused before \
+             stock would reuse it",
+            (early.max(1) - 1) / NUMS,
+            (early.max(1) - 1) % NUMS
+        );
     }
 
     fn hold(&self, nr: usize) {
@@ -143,8 +189,47 @@ impl World {
         assert_eq!(before, 0, "number {nr} handed to two pids at once");
     }
 
+    /// Under the lock: `idr_alloc_cyclic()` of a number for `entry`, from the cursor to the
+    /// end of the range, then from the start, the cursor then after the number.
+    fn alloc_cyclic(&self, locked: &mut Locked, entry: usize) -> Option<usize> {
+        let from = locked.cursor;
+        let nr = (from..NUMS)
+            .chain(0..from)
+            .find(|&n| self.idr[n].load(Ordering::Relaxed) == FREE)?;
+        if nr < from {
+            // The cursor wraps: stock has handed out every number after it by now, so no
+            // number reserved since the last wrap may wait.
+            if self.proto.kill_before_wrap {
+                if let Some(lowest) = self.flush(locked) {
+                    locked.cursor = lowest;
+                    return self.alloc_cyclic(locked, entry);
+                }
+            }
+            // Recorded, and asserted once no lock is held: loom cannot unwind a panic
+            // while another thread waits for the lock.
+            if let Some(w) = (0..locked.used).find_map(|b| self.waiting_in(b)) {
+                self.early_wrap.store(1 + nr * NUMS + w, Ordering::Relaxed);
+            }
+        }
+        // Release: a lookup that finds the entry sees what it names initialised.
+        self.idr[nr].store(entry, Ordering::Release);
+        locked.cursor = nr + 1;
+        Some(nr)
+    }
+
+    /// Under the lock: a number waiting unclaimed in listed block `b`.
+    fn waiting_in(&self, b: usize) -> Option<usize> {
+        let block = &self.blocks[b];
+        if !block.listed.load(Ordering::Relaxed) || block.released.load(Ordering::Relaxed) {
+            return None;
+        }
+        (0..K)
+            .find(|&i| block.slots[i].load(Ordering::Relaxed) == EMPTY)
+            .map(|i| block.nrs[i].load(Ordering::Relaxed))
+    }
+
     /// Under the lock: the next free numbers from the cursor, up to K, as the cyclic
-    /// allocator would hand them out, in a fresh block held by the calling CPU.
+    /// allocator would hand them out, in a fresh block held by the calling CPU, then listed.
     fn reserve(&self, locked: &mut Locked) -> Option<usize> {
         if locked.used == BLOCKS {
             return None;
@@ -152,13 +237,16 @@ impl World {
         let b = locked.used;
         let block = &self.blocks[b];
         let mut n = 0;
-        for step in 0..NUMS {
-            let nr = (locked.cursor + step) % NUMS;
-            if n == K || self.idr[nr].load(Ordering::Relaxed) != FREE {
-                continue;
-            }
-            block.nrs[n].store(nr, Ordering::Relaxed);
+        while n < K {
+            // The slot first: the entry is stored with release, and lookups may find it.
             block.slots[n].store(EMPTY, Ordering::Relaxed);
+            match self.alloc_cyclic(locked, in_block(b, n)) {
+                Some(nr) => block.nrs[n].store(nr, Ordering::Relaxed),
+                None => {
+                    block.slots[n].store(0, Ordering::Relaxed);
+                    break;
+                }
+            }
             n += 1;
         }
         if n == 0 {
@@ -167,21 +255,63 @@ impl World {
         locked.used += 1;
         let hold = usize::from(self.proto.cache_holds_block);
         block.refs.store(n + hold, Ordering::Relaxed);
-        let mut last = 0;
-        for i in 0..n {
-            last = block.nrs[i].load(Ordering::Relaxed);
-            // Release: a lookup that finds the slot sees it initialised.
-            self.idr[last].store(in_block(b, i), Ordering::Release);
-        }
-        locked.cursor = (last + 1) % NUMS;
+        block.listed.store(true, Ordering::Relaxed);
         Some(b)
     }
 
-    /// Drops one reference on block `b`; the last frees it (`kfree_rcu()` in the kernel).
+    /// Drops one reference on block `b`; the last unlists and frees it (`call_rcu()` in the
+    /// kernel). Under the lock, but for the mutant that drops a release's last without it.
     fn put(&self, b: usize) {
         if self.blocks[b].refs.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.blocks[b].listed.store(false, Ordering::Relaxed);
             self.blocks[b].freed.store(true, Ordering::SeqCst);
         }
+    }
+
+    /// `pid_block_release()`: CPU is done with block `b`. Its waiting numbers go back under
+    /// the lock; then its hold goes, without the lock unless it is the last reference.
+    fn release(&self, b: usize) {
+        let block = &self.blocks[b];
+        let mut locked = None;
+        for i in 0..K {
+            if block.slots[i].load(Ordering::Relaxed) != EMPTY {
+                continue;
+            }
+            if locked.is_none() {
+                locked = Some(self.lock.lock().unwrap());
+            }
+            if block.slots[i]
+                .compare_exchange(EMPTY, DEAD, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                let nr = block.nrs[i].load(Ordering::Relaxed);
+                self.idr[nr].store(FREE, Ordering::Release);
+                self.put(b);
+            }
+        }
+        block.released.store(true, Ordering::Relaxed);
+        if locked.is_none() {
+            if !self.proto.last_put_locked {
+                self.put(b);
+                return;
+            }
+            // refcount_dec_not_one()
+            let mut refs = block.refs.load(Ordering::Relaxed);
+            while refs > 1 {
+                match block.refs.compare_exchange(
+                    refs,
+                    refs - 1,
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => return,
+                    Err(now) => refs = now,
+                }
+            }
+            locked = Some(self.lock.lock().unwrap());
+        }
+        self.put(b);
+        drop(locked);
     }
 
     /// Claims slot `i` of block `b`: the one step where a fork and `set_tid` can race.
@@ -236,7 +366,7 @@ impl World {
                 }
                 cache.block = None;
                 if self.proto.cache_holds_block {
-                    self.put(b);
+                    self.release(b);
                 }
             }
             let mut locked = self.lock.lock().unwrap();
@@ -255,9 +385,10 @@ impl World {
         }
     }
 
-    /// The slow path, as stock: any free number, its entry the pid itself.
-    fn take_direct(&self, _locked: &mut Locked, p: usize) -> Option<usize> {
-        let nr = (0..NUMS).find(|&n| self.idr[n].load(Ordering::Relaxed) == FREE)?;
+    /// The slow path, as stock's `alloc_pid()`: the cursor's next free number, its entry the
+    /// pid itself (the kernel initialises the pid before it stores the entry).
+    fn take_direct(&self, locked: &mut Locked, p: usize) -> Option<usize> {
+        let nr = self.alloc_cyclic(locked, UNSET)?;
         self.place_direct(nr, p);
         Some(nr)
     }
@@ -270,13 +401,19 @@ impl World {
         self.idr[nr].store(direct(p), Ordering::Release);
     }
 
-    /// Under the lock: every live block's unclaimed slots die, their numbers back to the idr.
-    fn flush(&self, locked: &mut Locked) {
+    /// `pid_block_kill_locked()`: every listed, unreleased block's unclaimed slots die, their
+    /// numbers back to the idr. The lowest number given back, if any.
+    fn flush(&self, locked: &mut Locked) -> Option<usize> {
+        let mut lowest = None;
         for b in 0..locked.used {
             let block = &self.blocks[b];
-            if block.freed.load(Ordering::SeqCst) {
+            if !block.listed.load(Ordering::Relaxed) || block.released.load(Ordering::Relaxed) {
                 continue;
             }
+            assert!(
+                !block.freed.load(Ordering::SeqCst),
+                "a kill walk touched a block that was freed"
+            );
             for i in 0..K {
                 if block.slots[i]
                     .compare_exchange(EMPTY, DEAD, Ordering::AcqRel, Ordering::Relaxed)
@@ -285,9 +422,11 @@ impl World {
                     let nr = block.nrs[i].load(Ordering::Relaxed);
                     self.idr[nr].store(FREE, Ordering::Release);
                     self.put(b);
+                    lowest = Some(lowest.map_or(nr, |l: usize| l.min(nr)));
                 }
             }
         }
+        lowest
     }
 
     /// `clone3(set_tid = nr)`: under the lock, a free number, or one a block holds unclaimed.
@@ -298,10 +437,9 @@ impl World {
             self.place_direct(nr, p);
             return Ok(());
         }
-        if entry >= direct(0) || !self.proto.set_tid_steals {
+        let Some((b, i)) = block_slot(entry).filter(|_| self.proto.set_tid_steals) else {
             return Err("EEXIST");
-        }
-        let (b, i) = ((entry - 1) / K, (entry - 1) % K);
+        };
         if !self.claim(b, i) {
             return Err("EEXIST");
         }
@@ -316,12 +454,12 @@ impl World {
         let _locked = self.lock.lock().unwrap();
         self.holders[nr].fetch_sub(1, Ordering::SeqCst);
         let entry = self.idr[nr].load(Ordering::Relaxed);
-        let in_a_block = entry < direct(0);
-        if !in_a_block || self.proto.free_clears_entry {
+        let block = block_slot(entry);
+        if block.is_none() || self.proto.free_clears_entry {
             self.idr[nr].store(FREE, Ordering::Release);
         }
-        if in_a_block {
-            self.put((entry - 1) / K);
+        if let Some((b, _)) = block {
+            self.put(b);
         }
     }
 
@@ -330,8 +468,7 @@ impl World {
         let entry = self.idr[nr].load(Ordering::Acquire);
         let p = if entry >= direct(0) {
             entry - direct(0)
-        } else if entry != FREE {
-            let (b, i) = ((entry - 1) / K, (entry - 1) % K);
+        } else if let Some((b, i)) = block_slot(entry) {
             let slot = self.blocks[b].slots[i].load(Ordering::Acquire);
             slot.checked_sub(published(0))?
         } else {
@@ -348,7 +485,7 @@ impl World {
     /// A write of `nr` to `ns_last_pid`: the cursor moves to the number after it.
     fn write_last_pid(&self, nr: usize) {
         let mut locked = self.lock.lock().unwrap();
-        locked.cursor = (nr + 1) % NUMS;
+        locked.cursor = nr + 1;
         if self.proto.flush_on_last_pid {
             self.flush(&mut locked);
         }
@@ -492,5 +629,46 @@ pub fn check_stale_block(proto: Protocol) {
         world.write_last_pid(1);
         world.free(0);
         forker.join().unwrap();
+    });
+}
+
+/// CPU 0 holds a block of numbers 0 and 1 and forked 0 from it; CPU 1 forked 2 and 3 from
+/// its own, so the cursor is at the end; the pid at 0 is freed. CPU 1 forks again, and its
+/// reservation reaches the end while 1 waits in CPU 0's block, which CPU 0 may be claiming.
+/// Stock would hand out 1 before it wrapped to the freed 0.
+pub fn check_wrap(proto: Protocol) {
+    model(move || {
+        let (world, mut cache0) = booted(proto, 1);
+        let mut cache1 = Cache::default();
+        assert_eq!(world.fork(&mut cache1, 1), Some(2));
+        assert_eq!(world.fork(&mut cache1, 2), Some(3));
+        world.free(0);
+        let w = world.clone();
+        let cpu0 = thread::spawn(move || w.fork(&mut cache0, 3));
+        let got1 = world.fork(&mut cache1, 4);
+        let got0 = cpu0.join().unwrap();
+        world.assert_no_early_wrap();
+        assert!(
+            got0.is_some() && got1.is_some(),
+            "alloc_pid() failed with a number free"
+        );
+    });
+}
+
+/// CPU 0 forked 0 and 1 from its block and both were freed, so its hold is the block's last
+/// reference; CPU 0 forks again and releases the block while CPU 1 writes `ns_last_pid`,
+/// whose kill walks the blocks under the lock.
+pub fn check_release(proto: Protocol) {
+    model(move || {
+        let (world, mut cache0) = booted(proto, 2);
+        world.free(0);
+        world.free(1);
+        let w = world.clone();
+        let cpu0 = thread::spawn(move || w.fork(&mut cache0, 2));
+        world.write_last_pid(3);
+        assert!(
+            cpu0.join().unwrap().is_some(),
+            "alloc_pid() failed with a number free"
+        );
     });
 }

@@ -4,8 +4,8 @@
 
 use forkscale_models::failure_of as failure;
 use forkscale_models::pid_alloc::{
-    check_exhaustion, check_free, check_last_pid, check_lookup, check_set_tid, check_set_tid_freed,
-    check_stale_block, Protocol, CORRECT,
+    check_exhaustion, check_free, check_last_pid, check_lookup, check_release, check_set_tid,
+    check_set_tid_freed, check_stale_block, check_wrap, Protocol, CORRECT,
 };
 
 #[test]
@@ -19,6 +19,8 @@ fn block_allocation_keeps_stocks_answers() {
     check_last_pid(CORRECT, 0);
     check_last_pid(CORRECT, 1);
     check_stale_block(CORRECT);
+    check_wrap(CORRECT);
+    check_release(CORRECT);
 }
 
 #[test]
@@ -99,4 +101,27 @@ fn mutant_block_without_its_cpus_hold_is_used_after_free() {
     };
     let why = failure(move || check_stale_block(proto));
     assert!(why.contains("used a block that was freed"), "{why}");
+}
+
+#[test]
+fn mutant_wrapping_past_waiting_numbers_reuses_a_freed_one_before_stock() {
+    let proto = Protocol {
+        kill_before_wrap: false,
+        ..CORRECT
+    };
+    let why = failure(move || check_wrap(proto));
+    assert!(why.contains("reused before stock would reuse it"), "{why}");
+}
+
+#[test]
+fn mutant_releasing_the_last_reference_unlocked_frees_a_block_under_a_kill_walk() {
+    let proto = Protocol {
+        last_put_locked: false,
+        ..CORRECT
+    };
+    let why = failure(move || check_release(proto));
+    assert!(
+        why.contains("kill walk touched a block that was freed"),
+        "{why}"
+    );
 }
