@@ -10,9 +10,10 @@
 //! batched release amortises that). A block's memory lives while its CPU still draws from
 //! it or any of its slots is neither dead nor freed, and it stays on the kernel's list of
 //! blocks until then: the kernel's *kill* walks that list under the lock and gives every
-//! waiting number back (at exhaustion, on an `ns_last_pid` write, and before the cursor wraps),
-//! so the last reference is dropped under the lock too. A CPU that is done with its block
-//! *releases* it: its waiting numbers go back, and it drops its hold.
+//! waiting number back (at exhaustion and on an `ns_last_pid` write), so the last reference is
+//! dropped under the lock too. Where the cursor would wrap, the lowest waiting number is handed
+//! out instead. A CPU that is done with its block *releases* it: its waiting numbers go back,
+//! and it drops its hold.
 //!
 //! Properties, each with the mutant that breaks it (tests/pid_alloc.rs):
 //! - **one holder**: a number is never handed to two pids at once, even when
@@ -24,8 +25,8 @@
 //! - **next number**: after a write to `ns_last_pid`, a fork gets the next number;
 //! - **no reuse before stock's**: the cursor wraps only when no number reserved since its
 //!   last wrap waits in a block, as stock's wraps only once it has handed out every number
-//!   after it: otherwise a freed number would be handed out again while stock would still
-//!   be handing out the waiting ones;
+//!   after it, and no fork is handed a number twice between wraps: otherwise a freed number
+//!   would be handed out again while stock would still be handing out others;
 //! - **no use after free**: neither a fork nor the kill walk touches a block that was freed.
 //!
 //! Not modelled: RCU (a lookup may read a freed block, which the kernel frees with
@@ -42,7 +43,7 @@ use loom::thread;
 const NUMS: usize = 4;
 const K: usize = 2;
 /// Block objects: a reservation takes a fresh one, as a kernel block is a new allocation.
-const BLOCKS: usize = 3;
+const BLOCKS: usize = 4;
 /// Pid objects.
 const PIDS: usize = 6;
 
@@ -92,9 +93,20 @@ pub struct Protocol {
     pub cache_holds_block: bool,
     /// A released block's last reference is dropped under the lock, never beside a kill walk.
     pub last_put_locked: bool,
-    /// Before the cursor wraps, the waiting numbers go back and the cursor restarts at the
-    /// lowest of them.
-    pub kill_before_wrap: bool,
+    /// What an allocation does where the cursor would wrap while numbers wait in blocks.
+    pub wrap: Wrap,
+}
+
+/// Where the cursor would wrap while numbers wait in blocks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Wrap {
+    /// It wraps, past them.
+    Plain,
+    /// They go back, and the cursor restarts at the lowest of them.
+    RestartAtLowest,
+    /// The lowest of them is handed out instead, and the cursor stays at the end until none
+    /// waits (measure/0022's `pid_alloc_cyclic_locked()`).
+    TakeWaiting,
 }
 
 pub const CORRECT: Protocol = Protocol {
@@ -106,7 +118,7 @@ pub const CORRECT: Protocol = Protocol {
     flush_on_last_pid: true,
     cache_holds_block: true,
     last_put_locked: true,
-    kill_before_wrap: true,
+    wrap: Wrap::TakeWaiting,
 };
 
 struct Block {
@@ -143,6 +155,10 @@ struct World {
     holders: [AtomicUsize; NUMS],
     /// Ghost: 0, or 1 + (the number the cursor wrapped to) * NUMS + (a number that waited).
     early_wrap: AtomicUsize,
+    /// Ghost: the numbers a fork was handed since the cursor last wrapped or was set.
+    since_wrap: [AtomicBool; NUMS],
+    /// Ghost: 0, or 1 + a number a fork was handed twice between wraps.
+    twice: AtomicUsize,
 }
 
 /// A CPU's block: the block and the next slot to try. Only its CPU touches it.
@@ -169,11 +185,14 @@ impl World {
             pids: std::array::from_fn(|_| UnsafeCell::new(0)),
             holders: Default::default(),
             early_wrap: AtomicUsize::new(0),
+            since_wrap: Default::default(),
+            twice: AtomicUsize::new(0),
         }
     }
 
-    /// The no-reuse-before-stock property, over everything that ran.
-    fn assert_no_early_wrap(&self) {
+    /// The no-reuse-before-stock property, over everything that ran: no wrap while a number
+    /// waits, and no number handed to a fork twice between wraps.
+    fn assert_no_early_reuse(&self) {
         let early = self.early_wrap.load(Ordering::Relaxed);
         assert!(
             early == 0,
@@ -182,6 +201,27 @@ impl World {
             (early.max(1) - 1) / NUMS,
             (early.max(1) - 1) % NUMS
         );
+        let twice = self.twice.load(Ordering::Relaxed);
+        assert!(
+            twice == 0,
+            "number {} was handed out again before the cursor wrapped: a freed number is reused \
+             before stock would reuse it",
+            twice.max(1) - 1
+        );
+    }
+
+    /// Ghost: a fork was handed `nr` by the cursor's allocation (not `set_tid`).
+    fn handed(&self, nr: usize) {
+        if self.since_wrap[nr].swap(true, Ordering::SeqCst) {
+            self.twice.store(1 + nr, Ordering::SeqCst);
+        }
+    }
+
+    /// Ghost: the cursor wrapped, or was set: every number may be handed out again.
+    fn rewound(&self) {
+        for used in &self.since_wrap {
+            used.store(false, Ordering::SeqCst);
+        }
     }
 
     fn hold(&self, nr: usize) {
@@ -199,10 +239,18 @@ impl World {
         if nr < from {
             // The cursor wraps: stock has handed out every number after it by now, so no
             // number reserved since the last wrap may wait.
-            if self.proto.kill_before_wrap {
-                if let Some(lowest) = self.flush(locked) {
-                    locked.cursor = lowest;
-                    return self.alloc_cyclic(locked, entry);
+            match self.proto.wrap {
+                Wrap::Plain => {}
+                Wrap::RestartAtLowest => {
+                    if let Some(lowest) = self.flush(locked) {
+                        locked.cursor = lowest;
+                        return self.alloc_cyclic(locked, entry);
+                    }
+                }
+                Wrap::TakeWaiting => {
+                    if let Some(w) = self.take_lowest(locked, entry) {
+                        return Some(w);
+                    }
                 }
             }
             // Recorded, and asserted once no lock is held: loom cannot unwind a panic
@@ -210,11 +258,39 @@ impl World {
             if let Some(w) = (0..locked.used).find_map(|b| self.waiting_in(b)) {
                 self.early_wrap.store(1 + nr * NUMS + w, Ordering::Relaxed);
             }
+            self.rewound();
         }
         // Release: a lookup that finds the entry sees what it names initialised.
         self.idr[nr].store(entry, Ordering::Release);
         locked.cursor = nr + 1;
         Some(nr)
+    }
+
+    /// Under the lock: `pid_block_take_lowest_locked()`. The lowest number waiting in a
+    /// block becomes `entry`'s, its slot dead, the cursor where it is.
+    fn take_lowest(&self, locked: &mut Locked, entry: usize) -> Option<usize> {
+        loop {
+            let (b, i) = (0..locked.used)
+                .flat_map(|b| (0..K).map(move |i| (b, i)))
+                .filter(|&(b, i)| {
+                    let block = &self.blocks[b];
+                    block.listed.load(Ordering::Relaxed)
+                        && !block.released.load(Ordering::Relaxed)
+                        && block.slots[i].load(Ordering::Relaxed) == EMPTY
+                })
+                .min_by_key(|&(b, i)| self.blocks[b].nrs[i].load(Ordering::Relaxed))?;
+            let block = &self.blocks[b];
+            // Its CPU may claim it first: then look again.
+            if block.slots[i]
+                .compare_exchange(EMPTY, DEAD, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                let nr = block.nrs[i].load(Ordering::Relaxed);
+                self.idr[nr].store(entry, Ordering::Release);
+                self.put(b);
+                return Some(nr);
+            }
+        }
     }
 
     /// Under the lock: a number waiting unclaimed in listed block `b`.
@@ -360,6 +436,7 @@ impl World {
                     if self.claim(b, i) {
                         let nr = self.blocks[b].nrs[i].load(Ordering::Relaxed);
                         self.hold(nr);
+                        self.handed(nr);
                         self.publish(b, i, nr, p);
                         return Some(nr);
                     }
@@ -389,6 +466,7 @@ impl World {
     /// pid itself (the kernel initialises the pid before it stores the entry).
     fn take_direct(&self, locked: &mut Locked, p: usize) -> Option<usize> {
         let nr = self.alloc_cyclic(locked, UNSET)?;
+        self.handed(nr);
         self.place_direct(nr, p);
         Some(nr)
     }
@@ -486,6 +564,7 @@ impl World {
     fn write_last_pid(&self, nr: usize) {
         let mut locked = self.lock.lock().unwrap();
         locked.cursor = nr + 1;
+        self.rewound();
         if self.proto.flush_on_last_pid {
             self.flush(&mut locked);
         }
@@ -533,6 +612,7 @@ pub fn check_set_tid(proto: Protocol, nr: usize) {
             stole.is_ok() || forked == Some(nr),
             "clone3(set_tid) refused number {nr}, which no pid held"
         );
+        world.assert_no_early_reuse();
     });
 }
 
@@ -548,6 +628,7 @@ pub fn check_set_tid_freed(proto: Protocol) {
             Ok(()),
             "clone3(set_tid) refused number 1, which no pid held"
         );
+        world.assert_no_early_reuse();
     });
 }
 
@@ -559,6 +640,7 @@ pub fn check_lookup(proto: Protocol) {
         let forker = thread::spawn(move || w.fork(&mut cache0, 0));
         world.lookup(0);
         forker.join().unwrap();
+        world.assert_no_early_reuse();
     });
 }
 
@@ -580,6 +662,7 @@ pub fn check_free(proto: Protocol) {
             !after || found.is_none(),
             "a lookup after free_pid() returned found the freed pid"
         );
+        world.assert_no_early_reuse();
     });
 }
 
@@ -600,6 +683,7 @@ pub fn check_exhaustion(proto: Protocol) {
             got.is_some() && forked.is_some(),
             "alloc_pid() failed with a number free"
         );
+        world.assert_no_early_reuse();
     });
 }
 
@@ -615,6 +699,7 @@ pub fn check_last_pid(proto: Protocol, nr: usize) {
             Some(nr + 1),
             "a fork after writing ns_last_pid {nr} did not get the next number"
         );
+        world.assert_no_early_reuse();
     });
 }
 
@@ -629,13 +714,15 @@ pub fn check_stale_block(proto: Protocol) {
         world.write_last_pid(1);
         world.free(0);
         forker.join().unwrap();
+        world.assert_no_early_reuse();
     });
 }
 
 /// CPU 0 holds a block of numbers 0 and 1 and forked 0 from it; CPU 1 forked 2 and 3 from
-/// its own, so the cursor is at the end; the pid at 0 is freed. CPU 1 forks again, and its
-/// reservation reaches the end while 1 waits in CPU 0's block, which CPU 0 may be claiming.
-/// Stock would hand out 1 before it wrapped to the freed 0.
+/// its own, so the cursor is at the end; the pids at 0 and 2 are freed. CPU 1 forks again,
+/// and its reservation reaches the end while 1 waits in CPU 0's block, which CPU 0 may be
+/// claiming; then CPU 1 forks once more. Stock would hand out 1 before it wrapped, and 0
+/// before 2.
 pub fn check_wrap(proto: Protocol) {
     model(move || {
         let (world, mut cache0) = booted(proto, 1);
@@ -643,13 +730,15 @@ pub fn check_wrap(proto: Protocol) {
         assert_eq!(world.fork(&mut cache1, 1), Some(2));
         assert_eq!(world.fork(&mut cache1, 2), Some(3));
         world.free(0);
+        world.free(2);
         let w = world.clone();
         let cpu0 = thread::spawn(move || w.fork(&mut cache0, 3));
         let got1 = world.fork(&mut cache1, 4);
         let got0 = cpu0.join().unwrap();
-        world.assert_no_early_wrap();
+        let again = world.fork(&mut cache1, 5);
+        world.assert_no_early_reuse();
         assert!(
-            got0.is_some() && got1.is_some(),
+            got0.is_some() && got1.is_some() && again.is_some(),
             "alloc_pid() failed with a number free"
         );
     });
@@ -670,5 +759,6 @@ pub fn check_release(proto: Protocol) {
             cpu0.join().unwrap().is_some(),
             "alloc_pid() failed with a number free"
         );
+        world.assert_no_early_reuse();
     });
 }

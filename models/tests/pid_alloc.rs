@@ -5,7 +5,7 @@
 use forkscale_models::failure_of as failure;
 use forkscale_models::pid_alloc::{
     check_exhaustion, check_free, check_last_pid, check_lookup, check_release, check_set_tid,
-    check_set_tid_freed, check_stale_block, check_wrap, Protocol, CORRECT,
+    check_set_tid_freed, check_stale_block, check_wrap, Protocol, Wrap, CORRECT,
 };
 
 #[test]
@@ -106,11 +106,21 @@ fn mutant_block_without_its_cpus_hold_is_used_after_free() {
 #[test]
 fn mutant_wrapping_past_waiting_numbers_reuses_a_freed_one_before_stock() {
     let proto = Protocol {
-        kill_before_wrap: false,
+        wrap: Wrap::Plain,
         ..CORRECT
     };
     let why = failure(move || check_wrap(proto));
-    assert!(why.contains("reused before stock would reuse it"), "{why}");
+    assert!(why.contains("while number 1 waited"), "{why}");
+}
+
+#[test]
+fn mutant_restarting_at_the_lowest_waiting_number_hands_a_freed_one_out_again() {
+    let proto = Protocol {
+        wrap: Wrap::RestartAtLowest,
+        ..CORRECT
+    };
+    let why = failure(move || check_wrap(proto));
+    assert!(why.contains("number 2 was handed out again"), "{why}");
 }
 
 #[test]
