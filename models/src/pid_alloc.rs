@@ -10,10 +10,11 @@
 //! batched release amortises that). A block's memory lives while its CPU still draws from
 //! it or any of its slots is neither dead nor freed, and it stays on the kernel's list of
 //! blocks until then: the kernel's *kill* walks that list under the lock and gives every
-//! waiting number back (at exhaustion and on an `ns_last_pid` write), so the last reference is
-//! dropped under the lock too. Where the cursor would wrap, the lowest waiting number is handed
-//! out instead. A CPU that is done with its block *releases* it: its waiting numbers go back,
-//! and it drops its hold.
+//! waiting number back (on an `ns_last_pid` write), so the last reference is dropped under the
+//! lock too. Where no number is free after the cursor (it would wrap, or every number is
+//! taken), the lowest waiting number is handed out instead, and a reservation that holds
+//! numbers stops there. A CPU that is done with its block *releases* it: its waiting numbers
+//! go back, and it drops its hold.
 //!
 //! Properties, each with the mutant that breaks it (tests/pid_alloc.rs):
 //! - **one holder**: a number is never handed to two pids at once, even when
@@ -43,7 +44,7 @@ use loom::thread;
 const NUMS: usize = 4;
 const K: usize = 2;
 /// Block objects: a reservation takes a fresh one, as a kernel block is a new allocation.
-const BLOCKS: usize = 4;
+const BLOCKS: usize = 5;
 /// Pid objects.
 const PIDS: usize = 6;
 
@@ -85,8 +86,6 @@ pub struct Protocol {
     pub publish_release: bool,
     /// A free returns the number to the idr (the entry stops naming the block).
     pub free_clears_entry: bool,
-    /// An allocation that finds no number flushes every CPU's block.
-    pub flush_on_exhaustion: bool,
     /// A write to `ns_last_pid` flushes every CPU's block.
     pub flush_on_last_pid: bool,
     /// A CPU's block counts the CPU's hold, so it outlives a flush while its CPU uses it.
@@ -95,6 +94,9 @@ pub struct Protocol {
     pub last_put_locked: bool,
     /// What an allocation does where the cursor would wrap while numbers wait in blocks.
     pub wrap: Wrap,
+    /// A reservation that holds numbers stops where the cursor would wrap, so that no block
+    /// holds numbers from both sides of a wrap.
+    pub reserve_stops_at_wrap: bool,
 }
 
 /// Where the cursor would wrap while numbers wait in blocks.
@@ -114,11 +116,11 @@ pub const CORRECT: Protocol = Protocol {
     set_tid_steals: true,
     publish_release: true,
     free_clears_entry: true,
-    flush_on_exhaustion: true,
     flush_on_last_pid: true,
     cache_holds_block: true,
     last_put_locked: true,
     wrap: Wrap::TakeWaiting,
+    reserve_stops_at_wrap: true,
 };
 
 struct Block {
@@ -229,37 +231,54 @@ impl World {
         assert_eq!(before, 0, "number {nr} handed to two pids at once");
     }
 
-    /// Under the lock: `idr_alloc_cyclic()` of a number for `entry`, from the cursor to the
-    /// end of the range, then from the start, the cursor then after the number.
-    fn alloc_cyclic(&self, locked: &mut Locked, entry: usize) -> Option<usize> {
+    /// Under the lock: `pid_alloc_cyclic_locked()`, the kernel's `idr_alloc_cyclic()` for
+    /// `entry` in stock's order: a free number from the cursor to the end of the range; where
+    /// there is none, a number waiting in a block ([`Wrap`]); then from the start (the wrap),
+    /// the cursor then after the number. `reserving` is the block a reservation fills and how
+    /// many numbers it holds already.
+    fn alloc_cyclic(
+        &self,
+        locked: &mut Locked,
+        entry: usize,
+        reserving: Option<(usize, usize)>,
+    ) -> Option<usize> {
         let from = locked.cursor;
-        let nr = (from..NUMS)
-            .chain(0..from)
-            .find(|&n| self.idr[n].load(Ordering::Relaxed) == FREE)?;
-        if nr < from {
-            // The cursor wraps: stock has handed out every number after it by now, so no
-            // number reserved since the last wrap may wait.
-            match self.proto.wrap {
-                Wrap::Plain => {}
-                Wrap::RestartAtLowest => {
-                    if let Some(lowest) = self.flush(locked) {
-                        locked.cursor = lowest;
-                        return self.alloc_cyclic(locked, entry);
+        let free = |n: &usize| self.idr[*n].load(Ordering::Relaxed) == FREE;
+        let nr = match (from..NUMS).find(free) {
+            Some(nr) => nr,
+            None => {
+                // Stock would wrap here, having handed out every number after the cursor: no
+                // number reserved since the last wrap may wait.
+                match self.proto.wrap {
+                    Wrap::Plain => {}
+                    Wrap::RestartAtLowest => {
+                        if let Some(lowest) = self.flush(locked) {
+                            locked.cursor = lowest;
+                            return self.alloc_cyclic(locked, entry, reserving);
+                        }
+                    }
+                    Wrap::TakeWaiting => {
+                        if let Some(w) = self.take_lowest(locked, entry) {
+                            return Some(w);
+                        }
                     }
                 }
-                Wrap::TakeWaiting => {
-                    if let Some(w) = self.take_lowest(locked, entry) {
-                        return Some(w);
-                    }
+                let held = reserving.filter(|&(_, n)| n > 0);
+                if held.is_some() && self.proto.reserve_stops_at_wrap {
+                    return None;
                 }
+                let nr = (0..from).find(free)?;
+                // Recorded, and asserted once no lock is held: loom cannot unwind a panic
+                // while another thread waits for the lock. The block being reserved is not
+                // listed yet, and its numbers wait too.
+                let own = held.map(|(b, _)| self.blocks[b].nrs[0].load(Ordering::Relaxed));
+                if let Some(w) = (0..locked.used).find_map(|b| self.waiting_in(b)).or(own) {
+                    self.early_wrap.store(1 + nr * NUMS + w, Ordering::Relaxed);
+                }
+                self.rewound();
+                nr
             }
-            // Recorded, and asserted once no lock is held: loom cannot unwind a panic
-            // while another thread waits for the lock.
-            if let Some(w) = (0..locked.used).find_map(|b| self.waiting_in(b)) {
-                self.early_wrap.store(1 + nr * NUMS + w, Ordering::Relaxed);
-            }
-            self.rewound();
-        }
+        };
         // Release: a lookup that finds the entry sees what it names initialised.
         self.idr[nr].store(entry, Ordering::Release);
         locked.cursor = nr + 1;
@@ -316,7 +335,7 @@ impl World {
         while n < K {
             // The slot first: the entry is stored with release, and lookups may find it.
             block.slots[n].store(EMPTY, Ordering::Relaxed);
-            match self.alloc_cyclic(locked, in_block(b, n)) {
+            match self.alloc_cyclic(locked, in_block(b, n), Some((b, n))) {
                 Some(nr) => block.nrs[n].store(nr, Ordering::Relaxed),
                 None => {
                     block.slots[n].store(0, Ordering::Relaxed);
@@ -454,10 +473,8 @@ impl World {
                 };
                 continue;
             }
-            if !self.proto.flush_on_exhaustion {
-                return None;
-            }
-            self.flush(&mut locked);
+            // No block: alloc_pid()'s own allocation, which takes a waiting number where
+            // none is free after the cursor.
             return self.take_direct(&mut locked, p);
         }
     }
@@ -465,7 +482,7 @@ impl World {
     /// The slow path, as stock's `alloc_pid()`: the cursor's next free number, its entry the
     /// pid itself (the kernel initialises the pid before it stores the entry).
     fn take_direct(&self, locked: &mut Locked, p: usize) -> Option<usize> {
-        let nr = self.alloc_cyclic(locked, UNSET)?;
+        let nr = self.alloc_cyclic(locked, UNSET, None)?;
         self.handed(nr);
         self.place_direct(nr, p);
         Some(nr)
@@ -760,5 +777,26 @@ pub fn check_release(proto: Protocol) {
             "alloc_pid() failed with a number free"
         );
         world.assert_no_early_reuse();
+    });
+}
+
+/// CPU 0 forked 0 and 1 from its block; `ns_last_pid` is written to 2, so the cursor is at 3,
+/// one number from the end; the pid at 0 is freed. Both CPUs fork: the first reservation takes
+/// 3 and reaches the end. Stock hands out 3 before it wraps to 0, and a block that took 3 and
+/// wrapped to 0 would keep 3 waiting past the wrap.
+pub fn check_straddle(proto: Protocol) {
+    model(move || {
+        let (world, mut cache0) = booted(proto, 2);
+        world.write_last_pid(2);
+        world.free(0);
+        let w = world.clone();
+        let cpu1 = thread::spawn(move || w.fork(&mut Cache::default(), 2));
+        let got0 = world.fork(&mut cache0, 3);
+        let got1 = cpu1.join().unwrap();
+        world.assert_no_early_reuse();
+        assert!(
+            got0.is_some() && got1.is_some(),
+            "alloc_pid() failed with a number free"
+        );
     });
 }

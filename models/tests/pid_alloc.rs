@@ -5,7 +5,7 @@
 use forkscale_models::failure_of as failure;
 use forkscale_models::pid_alloc::{
     check_exhaustion, check_free, check_last_pid, check_lookup, check_release, check_set_tid,
-    check_set_tid_freed, check_stale_block, check_wrap, Protocol, Wrap, CORRECT,
+    check_set_tid_freed, check_stale_block, check_straddle, check_wrap, Protocol, Wrap, CORRECT,
 };
 
 #[test]
@@ -20,6 +20,7 @@ fn block_allocation_keeps_stocks_answers() {
     check_last_pid(CORRECT, 1);
     check_stale_block(CORRECT);
     check_wrap(CORRECT);
+    check_straddle(CORRECT);
     check_release(CORRECT);
 }
 
@@ -74,9 +75,9 @@ fn mutant_free_keeping_the_entry_refuses_set_tid_of_the_freed_number() {
 }
 
 #[test]
-fn mutant_without_exhaustion_flush_fails_allocation() {
+fn mutant_wrapping_past_waiting_numbers_fails_allocation_at_exhaustion() {
     let proto = Protocol {
-        flush_on_exhaustion: false,
+        wrap: Wrap::Plain,
         ..CORRECT
     };
     let why = failure(move || check_exhaustion(proto));
@@ -134,4 +135,14 @@ fn mutant_releasing_the_last_reference_unlocked_frees_a_block_under_a_kill_walk(
         why.contains("kill walk touched a block that was freed"),
         "{why}"
     );
+}
+
+#[test]
+fn mutant_reserving_across_the_wrap_keeps_a_number_waiting_past_it() {
+    let proto = Protocol {
+        reserve_stops_at_wrap: false,
+        ..CORRECT
+    };
+    let why = failure(move || check_straddle(proto));
+    assert!(why.contains("while number 3 waited"), "{why}");
 }

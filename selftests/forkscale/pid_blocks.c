@@ -322,10 +322,10 @@ TEST_F(blocks, distinct_numbers_after_the_cursor)
 
 /*
  * Under a low pid_max, exactly as many forks fit as there are free numbers,
- * even while another CPU's block holds some: a fork that finds none has every
- * block given back before it fails with EAGAIN, as stock fails. The other
- * CPU reserves its block once the cursor has wrapped: before, a wrap would
- * hand its numbers out anyway (no_reuse_before_the_wrap).
+ * even while another CPU's block holds some: a fork that finds no free number
+ * takes one of those before it fails with EAGAIN, as stock fails. The other
+ * CPU reserves its block once the cursor has wrapped, so that its numbers
+ * still wait when the free ones run out.
  */
 TEST_F(blocks, exhaustion_where_stock_fails)
 {
@@ -403,6 +403,7 @@ TEST_F(blocks, no_reuse_before_the_wrap)
 				}
 		}
 		/* the cursor wrapped: a fork got a number below the window */
+		ASSERT_LT(n, 2 * (LOW_MAX - RESERVED));
 		ASSERT_GT(start, got[n]);
 		skipped = 0;
 		for (nr = start; nr < LOW_MAX; nr++) {
@@ -421,6 +422,37 @@ TEST_F(blocks, no_reuse_before_the_wrap)
 			break;
 	}
 	EXPECT_EQ(0, skipped);
+}
+
+/*
+ * A block reserved eight numbers before pid_max holds those eight, and no
+ * number after the wrap: the other CPU's next fork gets the next of them, as
+ * on stock, not a number from after the wrap.
+ */
+TEST_F(blocks, no_block_across_the_wrap)
+{
+	const int start = LOW_MAX - 8;
+	pid_t first, next;
+	int retry;
+
+	if (self->cpus < 2)
+		SKIP(return, "one CPU: no other CPU's block");
+	for (retry = 0; ; retry++) {
+		ASSERT_EQ(0, write_long(PID_MAX, LOW_MAX));
+		ASSERT_EQ(0, write_long(NS_LAST_PID, start - 1));
+		ASSERT_EQ(0, pin_cpu(0));
+		first = spawn_exit();
+		ASSERT_LE(start, first);
+		ASSERT_EQ(0, pin_cpu(1));
+		next = spawn_exit();
+		ASSERT_LT(0, next);
+		/* an unrelated task of the guest may take a number meanwhile */
+		if (next > first || retry == 1)
+			break;
+	}
+	EXPECT_LT(first, next) {
+		TH_LOG("after %d, the other CPU got %d", first, next);
+	}
 }
 
 /*
