@@ -391,6 +391,8 @@ TEST_F(blocks, no_reuse_before_the_wrap)
 		ASSERT_EQ(0, pin_cpu(1));
 		got[0] = spawn_exit();
 		ASSERT_LE(start, got[0]);
+		if (variant->args)
+			ASSERT_LT(0, stat_value(BLOCK_STATS, "waiting"));
 		ASSERT_EQ(0, pin_cpu(0));
 		for (n = 1; n < 2 * (LOW_MAX - RESERVED); n++) {
 			got[n] = spawn_exit();
@@ -432,7 +434,7 @@ TEST_F(blocks, no_reuse_before_the_wrap)
 TEST_F(blocks, no_block_across_the_wrap)
 {
 	const int start = LOW_MAX - 8;
-	pid_t first, next;
+	pid_t first, next, want;
 	int retry;
 
 	if (self->cpus < 2)
@@ -443,14 +445,20 @@ TEST_F(blocks, no_block_across_the_wrap)
 		ASSERT_EQ(0, pin_cpu(0));
 		first = spawn_exit();
 		ASSERT_LE(start, first);
+		if (variant->args)
+			ASSERT_LT(0, stat_value(BLOCK_STATS, "waiting"));
+		/* stock's next: the first number after @first that no task has */
+		for (want = first + 1; want < LOW_MAX && nr_used(want); want++)
+			;
+		ASSERT_GT(LOW_MAX, want);
 		ASSERT_EQ(0, pin_cpu(1));
 		next = spawn_exit();
 		ASSERT_LT(0, next);
 		/* an unrelated task of the guest may take a number meanwhile */
-		if (next > first || retry == 1)
+		if (next == want || retry == 1)
 			break;
 	}
-	EXPECT_LT(first, next) {
+	EXPECT_EQ(want, next) {
 		TH_LOG("after %d, the other CPU got %d", first, next);
 	}
 }
