@@ -285,6 +285,25 @@ impl World {
         Some(nr)
     }
 
+    /// Under the lock: whether walks visit block `b` (listed, and not released by its CPU).
+    fn walked(&self, b: usize) -> bool {
+        let block = &self.blocks[b];
+        block.listed.load(Ordering::Relaxed) && !block.released.load(Ordering::Relaxed)
+    }
+
+    /// Under the lock: slot `i` of block `b`, if still empty, dies, and its number's idr entry
+    /// becomes `entry` (FREE gives it back); the slot's reference goes. The number, if so.
+    fn take_slot(&self, b: usize, i: usize, entry: usize) -> Option<usize> {
+        let block = &self.blocks[b];
+        block.slots[i]
+            .compare_exchange(EMPTY, DEAD, Ordering::AcqRel, Ordering::Relaxed)
+            .ok()?;
+        let nr = block.nrs[i].load(Ordering::Relaxed);
+        self.idr[nr].store(entry, Ordering::Release);
+        self.put(b);
+        Some(nr)
+    }
+
     /// Under the lock: `pid_block_take_lowest_locked()`. The lowest number waiting in a
     /// block becomes `entry`'s, its slot dead, the cursor where it is.
     fn take_lowest(&self, locked: &mut Locked, entry: usize) -> Option<usize> {
@@ -292,21 +311,11 @@ impl World {
             let (b, i) = (0..locked.used)
                 .flat_map(|b| (0..K).map(move |i| (b, i)))
                 .filter(|&(b, i)| {
-                    let block = &self.blocks[b];
-                    block.listed.load(Ordering::Relaxed)
-                        && !block.released.load(Ordering::Relaxed)
-                        && block.slots[i].load(Ordering::Relaxed) == EMPTY
+                    self.walked(b) && self.blocks[b].slots[i].load(Ordering::Relaxed) == EMPTY
                 })
                 .min_by_key(|&(b, i)| self.blocks[b].nrs[i].load(Ordering::Relaxed))?;
-            let block = &self.blocks[b];
             // Its CPU may claim it first: then look again.
-            if block.slots[i]
-                .compare_exchange(EMPTY, DEAD, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-            {
-                let nr = block.nrs[i].load(Ordering::Relaxed);
-                self.idr[nr].store(entry, Ordering::Release);
-                self.put(b);
+            if let Some(nr) = self.take_slot(b, i, entry) {
                 return Some(nr);
             }
         }
@@ -314,10 +323,10 @@ impl World {
 
     /// Under the lock: a number waiting unclaimed in listed block `b`.
     fn waiting_in(&self, b: usize) -> Option<usize> {
-        let block = &self.blocks[b];
-        if !block.listed.load(Ordering::Relaxed) || block.released.load(Ordering::Relaxed) {
+        if !self.walked(b) {
             return None;
         }
+        let block = &self.blocks[b];
         (0..K)
             .find(|&i| block.slots[i].load(Ordering::Relaxed) == EMPTY)
             .map(|i| block.nrs[i].load(Ordering::Relaxed))
@@ -375,14 +384,7 @@ impl World {
             if locked.is_none() {
                 locked = Some(self.lock.lock().unwrap());
             }
-            if block.slots[i]
-                .compare_exchange(EMPTY, DEAD, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-            {
-                let nr = block.nrs[i].load(Ordering::Relaxed);
-                self.idr[nr].store(FREE, Ordering::Release);
-                self.put(b);
-            }
+            self.take_slot(b, i, FREE);
         }
         block.released.store(true, Ordering::Relaxed);
         if locked.is_none() {
@@ -501,22 +503,15 @@ impl World {
     fn flush(&self, locked: &mut Locked) -> Option<usize> {
         let mut lowest = None;
         for b in 0..locked.used {
-            let block = &self.blocks[b];
-            if !block.listed.load(Ordering::Relaxed) || block.released.load(Ordering::Relaxed) {
+            if !self.walked(b) {
                 continue;
             }
             assert!(
-                !block.freed.load(Ordering::SeqCst),
+                !self.blocks[b].freed.load(Ordering::SeqCst),
                 "a kill walk touched a block that was freed"
             );
             for i in 0..K {
-                if block.slots[i]
-                    .compare_exchange(EMPTY, DEAD, Ordering::AcqRel, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    let nr = block.nrs[i].load(Ordering::Relaxed);
-                    self.idr[nr].store(FREE, Ordering::Release);
-                    self.put(b);
+                if let Some(nr) = self.take_slot(b, i, FREE) {
                     lowest = Some(lowest.map_or(nr, |l: usize| l.min(nr)));
                 }
             }
