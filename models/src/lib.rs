@@ -10,7 +10,9 @@
 //!   namespace teardown;
 //! - [`pid_alloc`]: pid allocation from per-CPU blocks (measure/0022)
 //!   against `clone3(set_tid)`, lookups, frees, exhaustion, `ns_last_pid`, the cursor's
-//!   wrap and the release of a block.
+//!   wrap and the release of a block;
+//! - [`dead_queue`]: the batched exit unlink's flushes, which read each queue's length
+//!   without its lock, against a concurrent flush and the timer.
 //!
 //! Each model takes the protocol as a value, so a test can switch one rule off (a
 //! mutant) and assert that the checker then finds a failing interleaving, and which
@@ -25,6 +27,7 @@ use std::cell::Cell;
 
 pub mod clone_seq;
 pub mod clone_switch;
+pub mod dead_queue;
 pub mod pid_alloc;
 pub mod pid_free;
 

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The exit unlink's lockless flushes keep their properties in every interleaving loom
+//! explores, and each mutant of the rules is caught by the property it breaks.
+
+use forkscale_models::dead_queue::{check, Protocol, Racer, CORRECT, FLUSH_MISSED, TIMER_LOST};
+use forkscale_models::failure_of;
+
+fn failure(proto: Protocol, racer: Racer) -> String {
+    failure_of(|| check(proto, racer))
+}
+
+#[test]
+fn dead_queue_correct_protocol_against_flushes_and_the_timer() {
+    check(CORRECT, Racer::Reader);
+    check(CORRECT, Racer::Timer);
+}
+
+#[test]
+fn mutant_queueing_without_publishing_the_length_lets_a_flush_miss_the_task() {
+    let why = failure(
+        Protocol {
+            publish_on_push: false,
+            ..CORRECT
+        },
+        Racer::Reader,
+    );
+    assert!(why.contains(FLUSH_MISSED), "{why}");
+}
+
+#[test]
+fn mutant_publishing_the_zero_before_the_unlink_lets_a_flush_miss_the_task() {
+    let why = failure(
+        Protocol {
+            zero_after_unlink: false,
+            ..CORRECT
+        },
+        Racer::Reader,
+    );
+    assert!(why.contains(FLUSH_MISSED), "{why}");
+}
+
+#[test]
+fn mutant_arming_without_a_barrier_leaves_a_task_queued_with_no_timer() {
+    let why = failure(
+        Protocol {
+            barrier_before_arming: false,
+            ..CORRECT
+        },
+        Racer::Timer,
+    );
+    assert!(why.contains(TIMER_LOST), "{why}");
+}
+
+/// The barrier matters only against the timer: a reader takes no pending bit.
+#[test]
+fn mutant_arming_without_a_barrier_is_harmless_to_readers() {
+    check(
+        Protocol {
+            barrier_before_arming: false,
+            ..CORRECT
+        },
+        Racer::Reader,
+    );
+}
