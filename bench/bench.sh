@@ -33,9 +33,13 @@ fi
 # held (bench/lockhold). PREBUILT images without the plugin boot the lockstat
 # flavour (perf plus LOCK_STAT) for holds instead, as before the plugin.
 pathlen=${PATHLEN:-0}
-lock_flavour=debug
+lock_flavour=debug boot_args=
 if [ "$pathlen" = 1 ]; then
 	smp_list=1 lock_flavour=lockstat
+	# exec's randomised layout (stack, mmap base, brk) decides how many page-table
+	# pages a process needs: noise in forkexit's path length, stock's as much as
+	# the series'. A fixed layout leaves the differences the kernels make.
+	boot_args=norandmaps
 	[ "${QUICK:-0}" = 1 ] && reps=${REPS:-2} || reps=${REPS:-3}
 fi
 series_variants=${VARIANTS:-locked,pinned,seqcount,rwlock,module,module_nobatch,module_all}
@@ -129,6 +133,7 @@ raw=$out/raw.txt
 		echo "meta base=Debian_linux-source-7.3_$("$top/scripts/fetch-source.sh" version 2>/dev/null || echo "${TARBALL:-unknown}")"
 	fi
 	echo "meta pathlen=$pathlen"
+	echo "meta boot_args=$(echo "${boot_args:-none}" | tr ' ' ,)"
 	echo "meta quick=${QUICK:-0} reps=$reps lock_reps=$lock_reps secs=$secs migrations=$migrations"
 	echo "meta lock_flavour=$([ "$lockhold" = 1 ] && echo "none (holds: bench/lockhold)" | tr ' ' _ || echo "$lock_flavour") variants=$series_variants workloads=$workloads"
 	echo "meta smp=$(echo $smp_list | tr ' ' ,)"
@@ -184,7 +189,7 @@ for entry in "${plan[@]}"; do
 			"$dir" bench forkscale.variants=$variants forkscale.rep=$rep \
 			forkscale.lockhold=$([ -n "$plugin" ] && echo 1 || echo 0) \
 			forkscale.secs=$secs forkscale.warmup=1 forkscale.migrations=$migrations \
-			forkscale.workloads=$workloads \
+			forkscale.workloads=$workloads $boot_args \
 			2> "$dir.err"; then
 			ok=1
 			break
