@@ -266,7 +266,9 @@ build() {
 	read -ra clippy <<< "$(clippy_args)"
 	# Appended: a build interrupted and run again recompiles only what it had not,
 	# and the lints of what it had are in the first attempt's part of the log.
-	"${KMAKE[@]}" -C "$src" O="$out" -j"$JOBS" "${clippy[@]}" bzImage modules headers 2>&1 |
+	# Not silent, whatever make called us (make bench's `make -s`): Kbuild's
+	# "CLIPPY" lines are what kernel/lint.sh reads.
+	MAKEFLAGS= MFLAGS= "${KMAKE[@]}" -C "$src" O="$out" -j"$JOBS" "${clippy[@]}" bzImage modules headers 2>&1 |
 		tee -a "$out/build.log" >&2
 	echo "$key $FLAVOR $((SECONDS - start))s ${clippy[*]}" > "$out/.done"
 	log "built FLAVOR=$FLAVOR in $((SECONDS - start))s"
