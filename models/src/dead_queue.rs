@@ -4,8 +4,9 @@
 //! flushes that read it without the queue's lock, and a timer flushes what no reader did.
 //!
 //! Properties:
-//! - a flush ordered after a task's queueing returns with the task unlinked: it reads the
-//!   queue's length as non-zero and takes the lock, or reads the zero stored after the unlink;
+//! - a flush ordered after a task's queueing returns with the task unlinked, as a reader
+//!   that takes no lock sees it: it reads the queue's length as non-zero and takes the
+//!   lock, or reads the zero stored (release) after the unlink (acquire);
 //! - no task stays queued with no flush to come: a task queued into an empty queue re-arms
 //!   the timer unless the timer's flush, already running, sees it.
 
@@ -20,9 +21,11 @@ const TASKS: usize = 2;
 pub struct Protocol {
     /// A push publishes the queue's new length (under the queue's lock).
     pub publish_on_push: bool,
-    /// A drain unlinks its tasks under the queue's lock, and only then publishes the zero;
-    /// otherwise it publishes the zero, drops the lock and unlinks after.
+    /// A drain unlinks its tasks, and only then publishes the zero (both under the queue's
+    /// lock); otherwise it publishes the zero first.
     pub zero_after_unlink: bool,
+    /// The length is published with release and read with acquire; otherwise both relaxed.
+    pub acquire_release: bool,
     /// A task queued into an empty queue runs a full barrier before it tests whether the
     /// timer is pending, as the timer's flush does after clearing that bit.
     pub barrier_before_arming: bool,
@@ -32,6 +35,7 @@ pub const CORRECT: Protocol = Protocol {
     publish_on_push: true,
     zero_after_unlink: true,
     barrier_before_arming: true,
+    acquire_release: true,
 };
 
 /// What races task 0's death.
@@ -57,6 +61,10 @@ struct World {
     queues: [Queue; 2],
     /// Which tasks are on their css_set's list, under `css_set_lock`.
     linked: Mutex<[bool; TASKS]>,
+    /// What a reader that takes no lock sees of the unlink (`cgroup_is_populated()` read
+    /// for `cgroup.events`): written relaxed after it, so only the length's ordering makes
+    /// a reader see it.
+    populated: [AtomicBool; TASKS],
     /// The timer work's pending bit.
     pending: AtomicBool,
     /// Ghost: task 0's `dead()` has returned; a reader that sees it is ordered after it.
@@ -78,6 +86,7 @@ impl World {
                 },
             ],
             linked: Mutex::new([true; TASKS]),
+            populated: [AtomicBool::new(true), AtomicBool::new(true)],
             // armed when task 1 was queued
             pending: AtomicBool::new(true),
             queued: AtomicBool::new(false),
@@ -90,6 +99,16 @@ impl World {
         for &t in tasks {
             assert!(linked[t], "task {t} unlinked twice");
             linked[t] = false;
+            self.populated[t].store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// The length's orderings, or relaxed ones for the mutant.
+    fn orderings(&self) -> (Ordering, Ordering) {
+        if self.proto.acquire_release {
+            (Ordering::Acquire, Ordering::Release)
+        } else {
+            (Ordering::Relaxed, Ordering::Relaxed)
         }
     }
 
@@ -101,7 +120,7 @@ impl World {
             let was_empty = tasks.is_empty();
             tasks.push(task);
             if self.proto.publish_on_push {
-                queue.len.store(tasks.len(), Ordering::Release);
+                queue.len.store(tasks.len(), self.orderings().1);
             }
             was_empty
         };
@@ -118,8 +137,9 @@ impl World {
 
     /// The module's `flush_all()`.
     fn flush(&self) {
+        let (load, store) = self.orderings();
         for queue in &self.queues {
-            if queue.len.load(Ordering::Acquire) == 0 {
+            if queue.len.load(load) == 0 {
                 continue;
             }
             let mut tasks = queue.tasks.lock().unwrap();
@@ -129,10 +149,9 @@ impl World {
             let drained = core::mem::take(&mut *tasks);
             if self.proto.zero_after_unlink {
                 self.unlink(&drained);
-                queue.len.store(0, Ordering::Release);
+                queue.len.store(0, store);
             } else {
-                queue.len.store(0, Ordering::Release);
-                drop(tasks);
+                queue.len.store(0, store);
                 self.unlink(&drained);
             }
         }
@@ -162,7 +181,11 @@ pub fn check(proto: Protocol, racer: Racer) {
                 let other = thread::spawn(move || w.flush());
                 if world.queued.load(Ordering::Acquire) {
                     world.flush();
-                    assert!(!world.linked.lock().unwrap()[0], "{FLUSH_MISSED}");
+                    // without css_set_lock, as cgroup.events reads populated
+                    assert!(
+                        !world.populated[0].load(Ordering::Relaxed),
+                        "{FLUSH_MISSED}"
+                    );
                 }
                 other.join().unwrap();
             }

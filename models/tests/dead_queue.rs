@@ -40,6 +40,18 @@ fn mutant_publishing_the_zero_before_the_unlink_lets_a_flush_miss_the_task() {
 }
 
 #[test]
+fn mutant_publishing_and_reading_the_length_relaxed_lets_a_flush_miss_the_unlink() {
+    let why = failure(
+        Protocol {
+            acquire_release: false,
+            ..CORRECT
+        },
+        Racer::Reader,
+    );
+    assert!(why.contains(FLUSH_MISSED), "{why}");
+}
+
+#[test]
 fn mutant_arming_without_a_barrier_leaves_a_task_queued_with_no_timer() {
     let why = failure(
         Protocol {
