@@ -579,7 +579,7 @@ def explanations(summary, budgets):
 def boot_args(meta):
     """The arguments the bench added to every boot; runs before they were recorded added none."""
     args = meta.get("boot_args", "none")
-    return "none" if args == "none" else " ".join(f"`{a}`" for a in args.split(","))
+    return [] if args == "none" else args.split(",")
 
 
 def markdown(meta, summary, budgets, fitted):
@@ -594,7 +594,7 @@ def markdown(meta, summary, budgets, fitted):
         f"| base | {meta.get('base', '?')} |",
         f"| commit | {meta.get('commit', '?')} |",
         f"| accelerator | {meta.get('accel', '?')}, 1 vCPU, `-icount shift=0,sleep=off,align=off` |",
-        f"| kernel arguments added | {boot_args(meta)} |",
+        f"| kernel arguments added | {' '.join(f'`{a}`' for a in boot_args(meta)) or 'none'} |",
         f"| repetitions | {meta.get('reps', '?')} boots per perf kernel, {meta.get('lock_reps', '?')} per "
         f"lockstat kernel, {meta.get('secs', '?')} s per workload after a discarded warm-up pass |",
         "",
@@ -606,7 +606,7 @@ def markdown(meta, summary, budgets, fitted):
         "depends on where the pid IDR's cursor is." + (
             " Every boot has `norandmaps`: with exec's layout randomised, how many page-table "
             "pages a process needs varies from boot to boot, for every kernel alike."
-            if "norandmaps" in meta.get("boot_args", "").split(",") else ""),
+            if "norandmaps" in boot_args(meta) else ""),
         "",
         "`migrate_pingpong` waits for RCU grace periods, and with `sleep=off` an idle guest's "
         "clock jumps to its next timer, so its elapsed time is not an instruction count. Its "

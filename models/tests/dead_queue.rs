@@ -5,8 +5,10 @@
 use forkscale_models::dead_queue::{check, Protocol, Racer, CORRECT, FLUSH_MISSED, TIMER_LOST};
 use forkscale_models::failure_of;
 
-fn failure(proto: Protocol, racer: Racer) -> String {
-    failure_of(|| check(proto, racer))
+/// The checker rejects `mutant` against `racer`, by `property`.
+fn rejected_by(mutant: Protocol, racer: Racer, property: &str) {
+    let why = failure_of(|| check(mutant, racer));
+    assert!(why.contains(property), "{why}");
 }
 
 #[test]
@@ -17,50 +19,50 @@ fn dead_queue_correct_protocol_against_flushes_and_the_timer() {
 
 #[test]
 fn mutant_queueing_without_publishing_the_length_lets_a_flush_miss_the_task() {
-    let why = failure(
+    rejected_by(
         Protocol {
             publish_on_push: false,
             ..CORRECT
         },
         Racer::Reader,
+        FLUSH_MISSED,
     );
-    assert!(why.contains(FLUSH_MISSED), "{why}");
 }
 
 #[test]
 fn mutant_publishing_the_zero_before_the_unlink_lets_a_flush_miss_the_task() {
-    let why = failure(
+    rejected_by(
         Protocol {
             zero_after_unlink: false,
             ..CORRECT
         },
         Racer::Reader,
+        FLUSH_MISSED,
     );
-    assert!(why.contains(FLUSH_MISSED), "{why}");
 }
 
 #[test]
 fn mutant_publishing_and_reading_the_length_relaxed_lets_a_flush_miss_the_unlink() {
-    let why = failure(
+    rejected_by(
         Protocol {
             acquire_release: false,
             ..CORRECT
         },
         Racer::Reader,
+        FLUSH_MISSED,
     );
-    assert!(why.contains(FLUSH_MISSED), "{why}");
 }
 
 #[test]
 fn mutant_arming_without_a_barrier_leaves_a_task_queued_with_no_timer() {
-    let why = failure(
+    rejected_by(
         Protocol {
             barrier_before_arming: false,
             ..CORRECT
         },
         Racer::Timer,
+        TIMER_LOST,
     );
-    assert!(why.contains(TIMER_LOST), "{why}");
 }
 
 /// The barrier matters only against the timer: a reader takes no pending bit.
