@@ -6,10 +6,12 @@
 //! `pid_block=K` (1 to [`SIZE_MAX`]) each CPU reserves the next `K` numbers the kernel's cyclic
 //! allocator would give, under one acquisition, and forks on that CPU claim them without the
 //! lock. The kernel keeps stock's answers itself: where a number waiting in a block would show
-//! (a fork that finds no free number, a write of `ns_last_pid` or `pid_max`) it gives every
-//! block's waiting numbers back under `pidmap_lock`, and `clone3(set_tid)` of a waiting number
-//! takes it from its block. The flushes then only drop spent blocks. Unloading gives every
-//! block's numbers back, which only the module can do.
+//! (a write of `ns_last_pid`, or of `pid_max` for the numbers over it) it gives them back under
+//! `pidmap_lock`, a fork that finds no free number takes the lowest waiting one, and
+//! `clone3(set_tid)` of a waiting number takes it from its block. A block given up (a flush, the
+//! surplus of two forks reserving at once, unloading) parks its waiting numbers with the kernel,
+//! whose next allocations take them first, as stock's cursor would hand them out next.
+//! Unloading gives every block up, which only the module can do.
 
 use crate::counters::current_cpu;
 use kernel::{
@@ -88,7 +90,7 @@ impl PidBlocks for Blocks {
         let mut block = PidBlock::reserve(self.size)?;
         let claim = block.claim();
         // Another fork on this CPU may have installed a block meanwhile: keep that one, and
-        // give this one's numbers back.
+        // park this one's numbers.
         let surplus = {
             let mut held = holder.block.lock();
             match *held {

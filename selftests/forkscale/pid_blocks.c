@@ -9,7 +9,8 @@
  * audit and the kernel's suites run blocks beside batching). Each asks for a
  * number stock gives: the next after ns_last_pid, clone3(set_tid) of a number
  * a block holds, the count of forks that fit under pid_max, the order of
- * numbers at the wrap, the answers of lookups by number.
+ * numbers at the wrap, after a write of pid_max and after unloading, the
+ * answers of lookups by number.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -513,9 +514,10 @@ TEST_F(blocks, nested_exhaustion_and_teardown)
 }
 
 /*
- * Unloading gives every block's numbers back: none waits in a block after
- * it. (A write of ns_last_pid would give them back too, as the kernel's own
- * guarantee; this asks the kernel's count instead.)
+ * Unloading gives every block up: none waits in a block after it, and the
+ * next fork gets the number after the last, as on stock. The numbers a block
+ * held when it was given up come before the cursor's; given back behind the
+ * cursor, they would wait for the next wrap.
  */
 TEST_F(blocks, unload_gives_numbers_back)
 {
@@ -529,6 +531,32 @@ TEST_F(blocks, unload_gives_numbers_back)
 		EXPECT_EQ(0, unload_module());
 	}
 	EXPECT_EQ(0, stat_value(BLOCK_STATS, "waiting"));
+	EXPECT_EQ(first + 1, spawn_exit());
+}
+
+/*
+ * A write of pid_max gives back only the numbers it puts out of reach: the
+ * next fork on the same CPU gets the number after the last, as on stock,
+ * whether the write keeps the limit or lowers it just past that number; once
+ * those are handed out, the next fork wraps, as stock's cursor does, to the
+ * lowest free number.
+ */
+TEST_F(blocks, pid_max_write_keeps_the_next_number)
+{
+	int first = free_run(), want;
+
+	ASSERT_LT(0, first);
+	EXPECT_EQ(first, spawn_exit());
+	ASSERT_EQ(0, write_long(PID_MAX, self->pid_max));
+	EXPECT_EQ(first + 1, spawn_exit());
+	/* room for two more */
+	ASSERT_EQ(0, write_long(PID_MAX, first + 4));
+	EXPECT_EQ(first + 2, spawn_exit());
+	EXPECT_EQ(first + 3, spawn_exit());
+	for (want = RESERVED; want < first && nr_used(want); want++)
+		;
+	ASSERT_GT(first, want);
+	EXPECT_EQ(want, spawn_exit());
 }
 
 static void *thread_exits(void *arg)
