@@ -366,6 +366,50 @@ TEST_F(unlink, thread_root_after_reap)
 			TH_LOG("round %d: clone3 into the parent: %s after %ld ms", i,
 			       strerror(errno), ms_since(&t0));
 		}
+
+	}
+	close(fd);
+	rmdir(CGROOT "/" CG "/d");
+}
+
+/*
+ * Threaded controllers on, as above: a task moved by a write of its pid to the
+ * test cgroup's cgroup.procs gets there while a domain child of it just
+ * emptied. The write has no flush of its own: the destination's rules flush
+ * where one fails.
+ */
+TEST_F(unlink, procs_write_after_reap)
+{
+	char nr[16];
+	struct timespec t0;
+	int i, fd, ret;
+	pid_t mover;
+
+	if (write_str(CGROOT "/cgroup.subtree_control", "+pids") ||
+	    write_str(CGROOT "/" CG "/cgroup.subtree_control", "+pids"))
+		SKIP(return, "no pids controller");
+	ASSERT_EQ(0, make_cgroup(CG "/d"));
+	fd = open_cgroup(CG "/d");
+	ASSERT_LE(0, fd);
+	for (i = 0; i < ROUNDS; i++) {
+		ASSERT_LT(0, exit_in_cgroup(fd));
+		mover = fork();
+		if (mover == 0) {
+			pause();
+			_exit(0);
+		}
+		ASSERT_LT(0, mover);
+		snprintf(nr, sizeof(nr), "%d", mover);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while ((ret = write_str(CGROOT "/" CG "/cgroup.procs", nr)) == -EBUSY &&
+		       ms_since(&t0) < READER_MS)
+			usleep(1000);
+		EXPECT_EQ(0, ret) {
+			TH_LOG("round %d: cgroup.procs write into the parent: %s after %ld ms", i,
+			       strerror(-ret), ms_since(&t0));
+		}
+		kill(mover, SIGKILL);
+		ASSERT_EQ(mover, waitpid(mover, NULL, 0));
 	}
 	close(fd);
 	rmdir(CGROOT "/" CG "/d");
