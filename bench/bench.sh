@@ -33,13 +33,19 @@ fi
 # held (bench/lockhold). PREBUILT images without the plugin boot the lockstat
 # flavour (perf plus LOCK_STAT) for holds instead, as before the plugin.
 pathlen=${PATHLEN:-0}
-lock_flavour=debug boot_args=
+lock_flavour=debug boot_args= boot_per_variant=0
 if [ "$pathlen" = 1 ]; then
 	smp_list=1 lock_flavour=lockstat
 	# exec's randomised layout (stack, mmap base, brk) decides how many page-table
 	# pages a process needs: noise in forkexit's path length, stock's as much as
 	# the series'. A fixed layout leaves the differences the kernels make.
 	boot_args=norandmaps
+	# Each series variant boots on its own, as stock and posted do: a boot's
+	# history moves what a fork costs. In one boot of seven variants the memcg
+	# object stock's functions cost forkexit about 2200 instructions per op
+	# more after the second variant, and as much again after the fifth
+	# (bench/pathprof); one variant per boot gives every variant one history.
+	boot_per_variant=1
 	[ "${QUICK:-0}" = 1 ] && reps=${REPS:-2} || reps=${REPS:-3}
 fi
 series_variants=${VARIANTS:-locked,pinned,seqcount,rwlock,module,module_nobatch,module_all}
@@ -106,7 +112,13 @@ for smp in $smp_list; do
 		0) order="posted stock series" ;;
 		esac
 		[ "$kernels" = series ] && order=series
-		for k in $order; do plan+=("$smp perf $k $rep"); done
+		for k in $order; do
+			if [ "$k" = series ] && [ "$boot_per_variant" = 1 ]; then
+				for v in $(echo "$series_variants" | tr , ' '); do plan+=("$smp perf $k $rep $v"); done
+			else
+				plan+=("$smp perf $k $rep")
+			fi
+		done
 	done
 	for rep in $(seq 1 "$lock_reps"); do
 		for k in $kernels; do plan+=("$smp $lock_flavour $k $rep"); done
@@ -134,6 +146,7 @@ raw=$out/raw.txt
 	fi
 	echo "meta pathlen=$pathlen"
 	echo "meta boot_args=$(echo "${boot_args:-none}" | tr ' ' ,)"
+	echo "meta boot_per_variant=$boot_per_variant"
 	echo "meta quick=${QUICK:-0} reps=$reps lock_reps=$lock_reps secs=$secs migrations=$migrations"
 	echo "meta lock_flavour=$([ "$lockhold" = 1 ] && echo "none (holds: bench/lockhold)" | tr ' ' _ || echo "$lock_flavour") variants=$series_variants workloads=$workloads"
 	echo "meta smp=$(echo $smp_list | tr ' ' ,)"
@@ -172,10 +185,10 @@ echo "bench: ${#plan[@]} boots under $accel (host: $(nproc) CPUs); log in $out"
 [ "$accel" = kvm ] || echo "bench: TCG: absolute figures are emulation figures; compare ratios"
 i=0 failed=0 start=$SECONDS
 for entry in "${plan[@]}"; do
-	read -r smp flavour k rep <<< "$entry"
+	read -r smp flavour k rep one <<< "$entry"
 	i=$((i + 1))
-	case $k in stock | posted) variants=$k ;; *) variants=$series_variants ;; esac
-	dir=$out/smp$smp/$flavour-$k-$rep
+	case $k in stock | posted) variants=$k ;; *) variants=${one:-$series_variants} ;; esac
+	dir=$out/smp$smp/$flavour-$k${one:+-$one}-$rep
 	t0=$SECONDS
 	mkdir -p "$(dirname "$dir")"
 	# Bench guests patch text only between workloads (variant switches), never
@@ -209,7 +222,7 @@ for entry in "${plan[@]}"; do
 		echo "bench-error smp=$smp flavour=$flavour kernel=$k variant=$variants rep=$rep boot failed twice: $(grep -m1 'vm: FAIL' "$dir.err" | tr ' ' _)" >> "$raw"
 	fi
 	errors=$(grep -c '^bench-error' "$dir/results.log")
-	echo "bench: [$i/${#plan[@]}] smp=$smp $flavour $k rep $rep: $((SECONDS - t0)) s$([ "$errors" = 0 ] || echo ", $errors errors"), $((SECONDS - start)) s so far"
+	echo "bench: [$i/${#plan[@]}] smp=$smp $flavour $k${one:+ $one} rep $rep: $((SECONDS - t0)) s$([ "$errors" = 0 ] || echo ", $errors errors"), $((SECONDS - start)) s so far"
 	grep '^bench-error' "$dir/results.log" | sed 's/^/bench:   /'
 done
 

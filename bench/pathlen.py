@@ -595,8 +595,10 @@ def markdown(meta, summary, budgets, fitted):
         f"| commit | {meta.get('commit', '?')} |",
         f"| accelerator | {meta.get('accel', '?')}, 1 vCPU, `-icount shift=0,sleep=off,align=off` |",
         f"| kernel arguments added | {' '.join(f'`{a}`' for a in boot_args(meta)) or 'none'} |",
-        f"| repetitions | {meta.get('reps', '?')} boots per perf kernel, {meta.get('lock_reps', '?')} per "
-        f"lockstat kernel, {meta.get('secs', '?')} s per workload after a discarded warm-up pass |",
+        f"| repetitions | {meta.get('reps', '?')} boots per perf kernel"
+        f"{' and series variant' if meta.get('boot_per_variant') == '1' else ''}, "
+        f"{meta.get('lock_reps', '?')} per lockstat kernel, {meta.get('secs', '?')} s per workload after "
+        "a discarded warm-up pass |",
         "",
         "One guest nanosecond is one instruction, so these are instruction counts, not times: "
         "they do not depend on the host's load. Spread is half the min-max range over the "
@@ -606,7 +608,12 @@ def markdown(meta, summary, budgets, fitted):
         "depends on where the pid IDR's cursor is." + (
             " Every boot has `norandmaps`: with exec's layout randomised, how many page-table "
             "pages a process needs varies from boot to boot, for every kernel alike."
-            if "norandmaps" in boot_args(meta) else ""),
+            if "norandmaps" in boot_args(meta) else "") + (
+            " Each series variant boots on its own, as stock and posted do: in one boot of "
+            "seven variants, the memcg object stock's functions cost forkexit about 2200 "
+            "instructions per op more after the second variant, and as much again after the "
+            "fifth (`bench/pathprof`), whatever the variant."
+            if meta.get("boot_per_variant") == "1" else ""),
         "",
         "`migrate_pingpong` waits for RCU grace periods, and with `sleep=off` an idle guest's "
         "clock jumps to its next timer, so its elapsed time is not an instruction count. Its "
