@@ -13,8 +13,9 @@
 //! waiting number back (on an `ns_last_pid` write), so the last reference is dropped under the
 //! lock too. Where no number is free after the cursor (it would wrap, or every number is
 //! taken), the lowest waiting number is handed out instead, and a reservation that holds
-//! numbers stops there. A CPU that is done with its block *releases* it: its waiting numbers
-//! go back, and it drops its hold.
+//! numbers stops there. A CPU that is done with its block *releases* it and drops its hold;
+//! a block given up with numbers still waiting (the module's flushes and unload) keeps them,
+//! *parked*, and the next allocation takes the lowest parked number before the cursor's.
 //!
 //! Properties, each with the mutant that breaks it (tests/pid_alloc.rs):
 //! - **one holder**: a number is never handed to two pids at once, even when
@@ -26,8 +27,9 @@
 //! - **next number**: after a write to `ns_last_pid`, a fork gets the next number;
 //! - **no reuse before stock's**: the cursor wraps only when no number reserved since its
 //!   last wrap waits in a block, as stock's wraps only once it has handed out every number
-//!   after it, and no fork is handed a number twice between wraps: otherwise a freed number
-//!   would be handed out again while stock would still be handing out others;
+//!   after it, no fork is handed a number twice between wraps, and the cursor never wraps past
+//!   a free number reserved since its last wrap and never handed out: otherwise a freed
+//!   number would be handed out again while stock would still be handing out others;
 //! - **no use after free**: neither a fork nor the kill walk touches a block that was freed.
 //!
 //! Not modelled: RCU (a lookup may read a freed block, which the kernel frees with
@@ -92,6 +94,9 @@ pub struct Protocol {
     pub cache_holds_block: bool,
     /// A released block's last reference is dropped under the lock, never beside a kill walk.
     pub last_put_locked: bool,
+    /// A block given up with numbers waiting keeps them, parked, and an allocation takes the
+    /// lowest parked number before the cursor's; otherwise they go back to the idr.
+    pub park_on_release: bool,
     /// What an allocation does where the cursor would wrap while numbers wait in blocks.
     pub wrap: Wrap,
     /// A reservation that holds numbers stops where the cursor would wrap, so that no block
@@ -119,6 +124,7 @@ pub const CORRECT: Protocol = Protocol {
     flush_on_last_pid: true,
     cache_holds_block: true,
     last_put_locked: true,
+    park_on_release: true,
     wrap: Wrap::TakeWaiting,
     reserve_stops_at_wrap: true,
 };
@@ -131,8 +137,10 @@ struct Block {
     refs: AtomicUsize,
     /// On the kernel's list of blocks, which kill walks; changed under the lock.
     listed: AtomicBool,
-    /// Released by its CPU: no slot is EMPTY, so kill walks skip it.
+    /// Released by its CPU, which claims no more; walks skip it unless it parks numbers.
     released: AtomicBool,
+    /// Its EMPTY slots when it was released with some; changed under the lock.
+    parked: AtomicUsize,
     /// Ghost: the block's memory was freed.
     freed: AtomicBool,
 }
@@ -161,6 +169,11 @@ struct World {
     since_wrap: [AtomicBool; NUMS],
     /// Ghost: 0, or 1 + a number a fork was handed twice between wraps.
     twice: AtomicUsize,
+    /// Ghost: the numbers reserved since the cursor last wrapped or was set, not yet handed
+    /// out (to a fork or `set_tid`).
+    owed: [AtomicBool; NUMS],
+    /// Ghost: 0, or 1 + a free number still owed when the cursor wrapped.
+    skipped: AtomicUsize,
 }
 
 /// A CPU's block: the block and the next slot to try. Only its CPU touches it.
@@ -182,6 +195,7 @@ impl World {
                 refs: AtomicUsize::new(0),
                 listed: AtomicBool::new(false),
                 released: AtomicBool::new(false),
+                parked: AtomicUsize::new(0),
                 freed: AtomicBool::new(false),
             }),
             pids: std::array::from_fn(|_| UnsafeCell::new(0)),
@@ -189,6 +203,8 @@ impl World {
             early_wrap: AtomicUsize::new(0),
             since_wrap: Default::default(),
             twice: AtomicUsize::new(0),
+            owed: Default::default(),
+            skipped: AtomicUsize::new(0),
         }
     }
 
@@ -210,6 +226,13 @@ impl World {
              before stock would reuse it",
             twice.max(1) - 1
         );
+        let skipped = self.skipped.load(Ordering::Relaxed);
+        assert!(
+            skipped == 0,
+            "number {} was reserved, never handed out and free when the cursor wrapped: a freed \
+             number is reused before stock would reuse it",
+            skipped.max(1) - 1
+        );
     }
 
     /// Ghost: a fork was handed `nr` by the cursor's allocation (not `set_tid`).
@@ -217,12 +240,16 @@ impl World {
         if self.since_wrap[nr].swap(true, Ordering::SeqCst) {
             self.twice.store(1 + nr, Ordering::SeqCst);
         }
+        self.owed[nr].store(false, Ordering::SeqCst);
     }
 
     /// Ghost: the cursor wrapped, or was set: every number may be handed out again.
     fn rewound(&self) {
         for used in &self.since_wrap {
             used.store(false, Ordering::SeqCst);
+        }
+        for owed in &self.owed {
+            owed.store(false, Ordering::SeqCst);
         }
     }
 
@@ -242,6 +269,11 @@ impl World {
         entry: usize,
         reserving: Option<(usize, usize)>,
     ) -> Option<usize> {
+        if self.proto.park_on_release {
+            if let Some(nr) = self.take_lowest(locked, entry, true) {
+                return Some(nr);
+            }
+        }
         let from = locked.cursor;
         let free = |n: &usize| self.idr[*n].load(Ordering::Relaxed) == FREE;
         let nr = match (from..NUMS).find(free) {
@@ -258,7 +290,7 @@ impl World {
                         }
                     }
                     Wrap::TakeWaiting => {
-                        if let Some(w) = self.take_lowest(locked, entry) {
+                        if let Some(w) = self.take_lowest(locked, entry, false) {
                             return Some(w);
                         }
                     }
@@ -275,6 +307,10 @@ impl World {
                 if let Some(w) = (0..locked.used).find_map(|b| self.waiting_in(b)).or(own) {
                     self.early_wrap.store(1 + nr * NUMS + w, Ordering::Relaxed);
                 }
+                let owed_free = |n: &usize| self.owed[*n].load(Ordering::Relaxed) && free(n);
+                if let Some(n) = (0..NUMS).find(owed_free) {
+                    self.skipped.store(1 + n, Ordering::Relaxed);
+                }
                 self.rewound();
                 nr
             }
@@ -285,10 +321,18 @@ impl World {
         Some(nr)
     }
 
-    /// Under the lock: whether walks visit block `b` (listed, and not released by its CPU).
+    /// Under the lock: whether walks visit block `b` (listed, and not released by its CPU or
+    /// parking numbers).
     fn walked(&self, b: usize) -> bool {
         let block = &self.blocks[b];
-        block.listed.load(Ordering::Relaxed) && !block.released.load(Ordering::Relaxed)
+        block.listed.load(Ordering::Relaxed)
+            && (!block.released.load(Ordering::Relaxed) || block.parked.load(Ordering::Relaxed) > 0)
+    }
+
+    /// Under the lock: whether block `b` parks numbers.
+    fn parking(&self, b: usize) -> bool {
+        self.blocks[b].listed.load(Ordering::Relaxed)
+            && self.blocks[b].parked.load(Ordering::Relaxed) > 0
     }
 
     /// Under the lock: slot `i` of block `b`, if still empty, dies, and its number's idr entry
@@ -298,6 +342,10 @@ impl World {
         block.slots[i]
             .compare_exchange(EMPTY, DEAD, Ordering::AcqRel, Ordering::Relaxed)
             .ok()?;
+        // Only the lock's holders set `parked`: a release that found no EMPTY slot did not.
+        if block.parked.load(Ordering::Relaxed) > 0 {
+            block.parked.fetch_sub(1, Ordering::Relaxed);
+        }
         let nr = block.nrs[i].load(Ordering::Relaxed);
         self.idr[nr].store(entry, Ordering::Release);
         self.put(b);
@@ -305,13 +353,19 @@ impl World {
     }
 
     /// Under the lock: `pid_block_take_lowest_locked()`. The lowest number waiting in a
-    /// block becomes `entry`'s, its slot dead, the cursor where it is.
-    fn take_lowest(&self, locked: &mut Locked, entry: usize) -> Option<usize> {
+    /// block (a parked one, with `parked`) becomes `entry`'s, its slot dead, the cursor where
+    /// it is.
+    fn take_lowest(&self, locked: &mut Locked, entry: usize, parked: bool) -> Option<usize> {
         loop {
             let (b, i) = (0..locked.used)
                 .flat_map(|b| (0..K).map(move |i| (b, i)))
                 .filter(|&(b, i)| {
-                    self.walked(b) && self.blocks[b].slots[i].load(Ordering::Relaxed) == EMPTY
+                    let visited = if parked {
+                        self.parking(b)
+                    } else {
+                        self.walked(b)
+                    };
+                    visited && self.blocks[b].slots[i].load(Ordering::Relaxed) == EMPTY
                 })
                 .min_by_key(|&(b, i)| self.blocks[b].nrs[i].load(Ordering::Relaxed))?;
             // Its CPU may claim it first: then look again.
@@ -345,7 +399,10 @@ impl World {
             // The slot first: the entry is stored with release, and lookups may find it.
             block.slots[n].store(EMPTY, Ordering::Relaxed);
             match self.alloc_cyclic(locked, in_block(b, n), Some((b, n))) {
-                Some(nr) => block.nrs[n].store(nr, Ordering::Relaxed),
+                Some(nr) => {
+                    block.nrs[n].store(nr, Ordering::Relaxed);
+                    self.owed[nr].store(true, Ordering::SeqCst);
+                }
                 None => {
                     block.slots[n].store(0, Ordering::Relaxed);
                     break;
@@ -372,11 +429,12 @@ impl World {
         }
     }
 
-    /// `pid_block_release()`: CPU is done with block `b`. Its waiting numbers go back under
-    /// the lock; then its hold goes, without the lock unless it is the last reference.
+    /// `pid_block_release()`: CPU is done with block `b`. Under the lock its waiting numbers
+    /// park (or go back); then its hold goes, without the lock unless it is the last reference.
     fn release(&self, b: usize) {
         let block = &self.blocks[b];
         let mut locked = None;
+        let mut parked = 0;
         for i in 0..K {
             if block.slots[i].load(Ordering::Relaxed) != EMPTY {
                 continue;
@@ -384,8 +442,13 @@ impl World {
             if locked.is_none() {
                 locked = Some(self.lock.lock().unwrap());
             }
-            self.take_slot(b, i, FREE);
+            if self.proto.park_on_release {
+                parked += 1;
+            } else {
+                self.take_slot(b, i, FREE);
+            }
         }
+        block.parked.store(parked, Ordering::Relaxed);
         block.released.store(true, Ordering::Relaxed);
         if locked.is_none() {
             if !self.proto.last_put_locked {
@@ -498,8 +561,8 @@ impl World {
         self.idr[nr].store(direct(p), Ordering::Release);
     }
 
-    /// `pid_block_kill_locked()`: every listed, unreleased block's unclaimed slots die, their
-    /// numbers back to the idr. The lowest number given back, if any.
+    /// `pid_block_kill_locked()`: every walked block's unclaimed slots (waiting or parked)
+    /// die, their numbers back to the idr. The lowest number given back, if any.
     fn flush(&self, locked: &mut Locked) -> Option<usize> {
         let mut lowest = None;
         for b in 0..locked.used {
@@ -533,6 +596,7 @@ impl World {
         if !self.claim(b, i) {
             return Err("EEXIST");
         }
+        self.owed[nr].store(false, Ordering::SeqCst);
         self.hold(nr);
         self.publish(b, i, nr, p);
         Ok(())
@@ -579,6 +643,13 @@ impl World {
         self.rewound();
         if self.proto.flush_on_last_pid {
             self.flush(&mut locked);
+        }
+    }
+
+    /// A CPU gives its block up, numbers still waiting or not (the module's flushes, unload).
+    fn give_up(&self, cache: &mut Cache) {
+        if let Some(b) = cache.block.take() {
+            self.release(b);
         }
     }
 
@@ -791,6 +862,29 @@ pub fn check_straddle(proto: Protocol) {
         world.assert_no_early_reuse();
         assert!(
             got0.is_some() && got1.is_some(),
+            "alloc_pid() failed with a number free"
+        );
+    });
+}
+
+/// CPU 0 forked 0 from its block and gives the block up with 1 still waiting (a flush, the
+/// module's unload); the pid at 0 is freed. CPU 1 forks three times, while CPU 0 forks once.
+/// Stock hands out 1, 2 and 3 before it wraps to 0.
+pub fn check_give_up(proto: Protocol) {
+    model(move || {
+        let (world, mut cache0) = booted(proto, 1);
+        world.give_up(&mut cache0);
+        world.free(0);
+        let w = world.clone();
+        let cpu0 = thread::spawn(move || w.fork(&mut cache0, 1));
+        let mut cache1 = Cache::default();
+        let got1 = (2..5)
+            .map(|p| world.fork(&mut cache1, p))
+            .collect::<Vec<_>>();
+        let got0 = cpu0.join().unwrap();
+        world.assert_no_early_reuse();
+        assert!(
+            got0.is_some() && got1.iter().all(Option::is_some),
             "alloc_pid() failed with a number free"
         );
     });

@@ -4,8 +4,9 @@
 
 use forkscale_models::failure_of as failure;
 use forkscale_models::pid_alloc::{
-    check_exhaustion, check_free, check_last_pid, check_lookup, check_release, check_set_tid,
-    check_set_tid_freed, check_stale_block, check_straddle, check_wrap, Protocol, Wrap, CORRECT,
+    check_exhaustion, check_free, check_give_up, check_last_pid, check_lookup, check_release,
+    check_set_tid, check_set_tid_freed, check_stale_block, check_straddle, check_wrap, Protocol,
+    Wrap, CORRECT,
 };
 
 #[test]
@@ -22,6 +23,7 @@ fn block_allocation_keeps_stocks_answers() {
     check_wrap(CORRECT);
     check_straddle(CORRECT);
     check_release(CORRECT);
+    check_give_up(CORRECT);
 }
 
 #[test]
@@ -145,4 +147,14 @@ fn mutant_reserving_across_the_wrap_keeps_a_number_waiting_past_it() {
     };
     let why = failure(move || check_straddle(proto));
     assert!(why.contains("while number 3 waited"), "{why}");
+}
+
+#[test]
+fn mutant_release_giving_numbers_back_wraps_past_them() {
+    let proto = Protocol {
+        park_on_release: false,
+        ..CORRECT
+    };
+    let why = failure(move || check_give_up(proto));
+    assert!(why.contains("never handed out"), "{why}");
 }
