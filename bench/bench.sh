@@ -103,6 +103,15 @@ done
 
 # Plan every boot first, so progress can say "i/n".
 plan=()
+# plan_kernel <smp> <flavour> <kernel> <rep>: its boot, or one per series variant
+plan_kernel() {
+	local v
+	if [ "$3" = series ] && [ "$boot_per_variant" = 1 ]; then
+		for v in $(echo "$series_variants" | tr , ' '); do plan+=("$1 $2 $3 $4 $v"); done
+	else
+		plan+=("$1 $2 $3 $4")
+	fi
+}
 for smp in $smp_list; do
 	for rep in $(seq 1 "$reps"); do
 		# Rotate which kernel boots first, so none always runs on a cold host.
@@ -112,16 +121,10 @@ for smp in $smp_list; do
 		0) order="posted stock series" ;;
 		esac
 		[ "$kernels" = series ] && order=series
-		for k in $order; do
-			if [ "$k" = series ] && [ "$boot_per_variant" = 1 ]; then
-				for v in $(echo "$series_variants" | tr , ' '); do plan+=("$smp perf $k $rep $v"); done
-			else
-				plan+=("$smp perf $k $rep")
-			fi
-		done
+		for k in $order; do plan_kernel "$smp" perf "$k" "$rep"; done
 	done
 	for rep in $(seq 1 "$lock_reps"); do
-		for k in $kernels; do plan+=("$smp $lock_flavour $k $rep"); done
+		for k in $kernels; do plan_kernel "$smp" "$lock_flavour" "$k" "$rep"; done
 	done
 done
 
@@ -208,7 +211,7 @@ for entry in "${plan[@]}"; do
 			break
 		fi
 		echo "bench: boot $i failed (try $try): $(grep -m1 'vm: FAIL' "$dir.err")"
-		echo "bench-retry smp=$smp flavour=$flavour kernel=$k rep=$rep try=$try why=$(grep -m1 'vm: FAIL' "$dir.err" | tr ' ' _)" >> "$raw"
+		echo "bench-retry smp=$smp flavour=$flavour kernel=$k variant=$variants rep=$rep try=$try why=$(grep -m1 'vm: FAIL' "$dir.err" | tr ' ' _)" >> "$raw"
 	done
 	if [ $ok = 1 ]; then
 		sed -nE "s/^(bench[a-z-]*) /\1 smp=$smp flavour=$flavour kernel=$k /p" "$dir/results.log" >> "$raw"

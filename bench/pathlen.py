@@ -612,7 +612,7 @@ def markdown(meta, summary, budgets, fitted):
             " Each series variant boots on its own, as stock and posted do: in one boot of "
             "seven variants, the memcg object stock's functions cost forkexit about 2200 "
             "instructions per op more after the second variant, and as much again after the "
-            "fifth (`bench/pathprof`), whatever the variant."
+            "fifth (`Documentation/results/pathprof-forkexit.txt`, from `bench/pathprof`)."
             if meta.get("boot_per_variant") == "1" else ""),
         "",
         "`migrate_pingpong` waits for RCU grace periods, and with `sleep=off` an idle guest's "

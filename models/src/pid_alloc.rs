@@ -97,6 +97,8 @@ pub struct Protocol {
     /// A block given up with numbers waiting keeps them, parked, and an allocation takes the
     /// lowest parked number before the cursor's; otherwise they go back to the idr.
     pub park_on_release: bool,
+    /// The release records how many numbers it parked, which walks go by.
+    pub count_parked: bool,
     /// What an allocation does where the cursor would wrap while numbers wait in blocks.
     pub wrap: Wrap,
     /// A reservation that holds numbers stops where the cursor would wrap, so that no block
@@ -125,6 +127,7 @@ pub const CORRECT: Protocol = Protocol {
     cache_holds_block: true,
     last_put_locked: true,
     park_on_release: true,
+    count_parked: true,
     wrap: Wrap::TakeWaiting,
     reserve_stops_at_wrap: true,
 };
@@ -448,7 +451,9 @@ impl World {
                 self.take_slot(b, i, FREE);
             }
         }
-        block.parked.store(parked, Ordering::Relaxed);
+        if self.proto.count_parked {
+            block.parked.store(parked, Ordering::Relaxed);
+        }
         block.released.store(true, Ordering::Relaxed);
         if locked.is_none() {
             if !self.proto.last_put_locked {

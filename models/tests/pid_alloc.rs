@@ -158,3 +158,13 @@ fn mutant_release_giving_numbers_back_wraps_past_them() {
     let why = failure(move || check_give_up(proto));
     assert!(why.contains("never handed out"), "{why}");
 }
+
+#[test]
+fn mutant_release_losing_its_parked_count_fails_allocation_with_a_number_parked() {
+    let proto = Protocol {
+        count_parked: false,
+        ..CORRECT
+    };
+    let why = failure(move || check_give_up(proto));
+    assert!(why.contains("failed with a number free"), "{why}");
+}

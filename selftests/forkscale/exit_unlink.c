@@ -366,7 +366,6 @@ TEST_F(unlink, thread_root_after_reap)
 			TH_LOG("round %d: clone3 into the parent: %s after %ld ms", i,
 			       strerror(errno), ms_since(&t0));
 		}
-
 	}
 	close(fd);
 	rmdir(CGROOT "/" CG "/d");
@@ -380,7 +379,8 @@ TEST_F(unlink, thread_root_after_reap)
  */
 TEST_F(unlink, procs_write_after_reap)
 {
-	char nr[16];
+	const char *type_path = CGROOT "/" CG "/d/cgroup.type";
+	char nr[16], type[64];
 	struct timespec t0;
 	int i, fd, ret;
 	pid_t mover;
@@ -410,6 +410,16 @@ TEST_F(unlink, procs_write_after_reap)
 		}
 		kill(mover, SIGKILL);
 		ASSERT_EQ(mover, waitpid(mover, NULL, 0));
+		/*
+		 * Until the mover's final switch the parent is a thread root,
+		 * and the next round's clone3 into d fails: wait for stock's
+		 * answer, as a reader would.
+		 */
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (!read_file(type_path, type, sizeof(type)) &&
+		       strcmp(type, "domain\n") && ms_since(&t0) < READER_MS)
+			usleep(1000);
+		ASSERT_STREQ("domain\n", type);
 	}
 	close(fd);
 	rmdir(CGROOT "/" CG "/d");

@@ -539,7 +539,9 @@ TEST_F(blocks, unload_gives_numbers_back)
  * next fork on the same CPU gets the number after the last, as on stock,
  * whether the write keeps the limit or lowers it just past that number; once
  * those are handed out, the next fork wraps, as stock's cursor does, to the
- * lowest free number.
+ * lowest free number. (The write makes the module give its blocks up, and the
+ * next allocation on any CPU takes the parked numbers: a stray fork meanwhile,
+ * a kernel thread's, would take one, as it would take the next on stock.)
  */
 TEST_F(blocks, pid_max_write_keeps_the_next_number)
 {
