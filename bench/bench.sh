@@ -44,7 +44,8 @@ if [ "$pathlen" = 1 ]; then
 	# history moves what a fork costs. In one boot of seven variants the memcg
 	# object stock's functions cost forkexit about 2200 instructions per op
 	# more after the second variant, and as much again after the fifth
-	# (bench/pathprof); one variant per boot gives every variant one history.
+	# (Documentation/results/pathprof-forkexit.txt, from bench/pathprof); one
+	# variant per boot gives every variant one history.
 	boot_per_variant=1
 	[ "${QUICK:-0}" = 1 ] && reps=${REPS:-2} || reps=${REPS:-3}
 fi
