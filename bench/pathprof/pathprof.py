@@ -13,25 +13,14 @@ between the windows first. Addresses past the kernel's text are a module's
 """
 import bisect
 import collections
+import os
 import sys
 
+# System.map's text symbols, read as bench/lockhold reads them
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lockhold"))
+from collect import symbols  # noqa: E402
+
 MODULES = 0xffffffffa0000000	# x86-64's module mapping space starts here
-
-
-def symbols(path):
-    """Sorted (address, name) of the text symbols of a System.map, and _etext."""
-    syms, etext = [], None
-    with open(path) as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) != 3:
-                continue
-            if parts[2] == "_etext":
-                etext = int(parts[0], 16)
-            if parts[1] in "tTwW":
-                syms.append((int(parts[0], 16), parts[2]))
-    syms.sort()
-    return syms, etext
 
 
 def function(syms, addrs, etext, pc):
