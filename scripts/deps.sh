@@ -5,6 +5,8 @@
 # exact command to run and fails. DEPS_EXTRA_PACKAGES adds packages to the list
 # (the host checks use it to exercise the not-root path).
 set -euo pipefail
+# Every download below has a bound (timeout): a mirror that stops answering
+# fails make deps, instead of holding make check past CI's limit.
 
 BINDGEN_VERSION=0.72.1
 APT_PACKAGES=(
@@ -33,8 +35,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 		exit 1
 	fi
 	echo "deps: installing ${missing[*]}" >&2
-	apt-get update -q >/dev/null
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+	timeout 600 apt-get update -q >/dev/null
+	DEBIAN_FRONTEND=noninteractive timeout 1800 apt-get install -y -q --no-install-recommends \
 		"${missing[@]}" >/dev/null
 fi
 
@@ -45,13 +47,13 @@ if ! have_bindgen; then
 		exit 1
 	fi
 	echo "deps: $cmd" >&2
-	cargo install --quiet --locked "bindgen-cli@$BINDGEN_VERSION" >&2
+	timeout 1800 cargo install --quiet --locked "bindgen-cli@$BINDGEN_VERSION" >&2
 	have_bindgen || { echo "deps: bindgen $BINDGEN_VERSION is not first in PATH (~/.cargo/bin)" >&2; exit 1; }
 fi
 
 # The crates of the protocol models (models/), so that make check runs them offline.
 if command -v cargo >/dev/null && [ -f "$(dirname "$0")/../models/Cargo.lock" ]; then
-	cargo fetch --quiet --locked --manifest-path "$(dirname "$0")/../models/Cargo.toml" >&2
+	timeout 600 cargo fetch --quiet --locked --manifest-path "$(dirname "$0")/../models/Cargo.toml" >&2
 fi
 
 # The kernel source is Debian's, from a suite this host does not use (kernel/source.pin).

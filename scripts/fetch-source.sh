@@ -23,6 +23,8 @@ CACHE=${CACHE:-$HOME/.cache/forkscale}
 case $CACHE in /*) ;; *) CACHE=$PWD/$CACHE ;; esac
 SOURCE_PIN=${SOURCE_PIN:-$top/kernel/source.pin}
 src=$CACHE/source
+# The .deb is 167 MB: 20 minutes is 140 kB/s.
+download_limit=${SOURCE_DOWNLOAD_LIMIT:-1200}
 
 die() { echo "deps: error: $*" >&2; exit 1; }
 
@@ -120,8 +122,8 @@ download() {
 	work=$(mktemp -d "$CACHE/apt/work.XXXXXX")
 	tmps+=("$work")
 	# apt-get download writes into the current directory.
-	(cd "$work" && apt-get "${apt_opts[@]}" -q download "$SOURCE_PACKAGE=$ver") >> "$log" 2>&1 ||
-		die "$SOURCE_PACKAGE $ver: download from $SOURCE_MIRROR failed (see $log); $override"
+	(cd "$work" && timeout "$download_limit" apt-get "${apt_opts[@]}" -q download "$SOURCE_PACKAGE=$ver") >> "$log" 2>&1 ||
+		die "$SOURCE_PACKAGE $ver: download from $SOURCE_MIRROR failed or took over $download_limit s (see $log); $override"
 	deb=$(find "$work" -maxdepth 1 -name '*.deb' | head -n 1)
 	[ -n "$deb" ] || die "$SOURCE_PACKAGE $ver: apt-get download left no .deb (see $log); $override"
 	sum=$(sha256sum < "$deb" | cut -d' ' -f1)
@@ -157,8 +159,8 @@ cmd_fetch() {
 	if v=$(cached_version); then set_current "$v"; return 0; fi
 
 	apt_setup
-	apt-get "${apt_opts[@]}" -q --error-on=any update >> "$log" 2>&1 ||
-		die "apt-get update of $SOURCE_SUITE from $SOURCE_MIRROR failed (see $log); $override"
+	timeout 600 apt-get "${apt_opts[@]}" -q --error-on=any update >> "$log" 2>&1 ||
+		die "apt-get update of $SOURCE_SUITE from $SOURCE_MIRROR failed or took over 600 s (see $log); $override"
 	offered=$(apt-cache "${apt_opts[@]}" madison "$SOURCE_PACKAGE" 2>> "$log" |
 		awk -F'|' -v p="$SOURCE_PACKAGE" '{ gsub(/ /, "") } $1 == p { print $2 }' | sort -u)
 

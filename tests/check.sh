@@ -5,30 +5,47 @@
 # The posted kernel (kernel/posted/series) is built here if make check did not
 # start its build and it is not cached, niced and in the background while the
 # other guests run (see posted_pid).
+#
+# CHECK_DEADLINE (seconds since the epoch; the Makefile sets it 85 minutes after
+# make started, .ci/run 85 minutes after CI started) is when the summary must
+# have been printed. Every guest's and host step's time limit is the smaller of
+# its own and what is left before the deadline, less what must still follow it
+# on its core and a final margin; a step with no time left is not started and
+# fails. So a hang fails its step, and every other result and the summary still
+# come inside CI's 90 minutes.
+#
+# Two chains of steps run side by side (the main guest's, in the background,
+# and the rest), and both write results as they come: every line goes out
+# whole, in one write, and tap_number (at the end of this file) numbers and
+# counts them. A guest's results are streamed from its serial port as the
+# guest prints them.
 set -uo pipefail
 kernel=$1 initrd=$2 kdir=$3 out=$4
 top=$(cd "$(dirname "$0")/.." && pwd)
 posted_ksh() { SERIES_DIR=$top/kernel/posted "$top/kernel/kernel.sh" "$@"; }
-n=0 passed=0 failed=0 skipped=0
 
-# Number and count result lines of the form "ok <name>" / "not ok <name>";
-# pass everything else (diagnostics) through.
+now() { date +%s; }
+deadline=${CHECK_DEADLINE:-$(($(now) + 5100))}
+case $deadline in
+'' | *[!0-9]*)
+	echo "check: error: CHECK_DEADLINE must be seconds since the epoch, not '$deadline'" >&2
+	exit 2 ;;
+esac
+# What the summary needs after the last step: the manifest checks.
+final_margin=${CHECK_FINAL_MARGIN:-120}
+# limit <cap> [reserve]: the seconds a step may take.
+limit() {
+	local left=$((deadline - $(now) - final_margin - ${2:-0}))
+	echo $((left < $1 ? left : $1))
+}
+
+# Passes its input on line by line, each line in one write, so that the two
+# chains' lines never mix; "ok"/"not ok" lines are results for tap_number to
+# number, everything else diagnostics.
 report() {
 	local line
 	while IFS= read -r line; do
-		case $line in
-		"not ok "*)
-			n=$((n + 1)); failed=$((failed + 1))
-			echo "not ok $n ${line#not ok }" ;;
-		"ok "*)
-			n=$((n + 1))
-			case $line in
-			*"# SKIP"*) skipped=$((skipped + 1)) ;;
-			*) passed=$((passed + 1)) ;;
-			esac
-			echo "ok $n ${line#ok }" ;;
-		*) echo "$line" ;;
-		esac
+		printf '%s\n' "$line"
 	done
 }
 
@@ -64,23 +81,58 @@ docs_build() {
 	done
 }
 
-# guest <dir> <description> <run-vm.sh mode and kernel args...>: boots a guest,
-# reports whether it ran to its end cleanly, and forwards its results.
+# stream <results.log> <pid>: the guest's results as they reach its serial
+# port, until the process <pid> (its run-vm.sh) has ended; a copy goes to
+# <results.log>.streamed. run-vm.sh rewrites results.log without its CRs at
+# the end, under a new inode, while tail -f reads the old one to its end.
+stream() {
+	local log=$1 pid=$2 line
+	: > "$log.streamed"
+	while [ ! -e "$log" ]; do
+		kill -0 "$pid" 2> /dev/null || return 0
+		sleep 1
+	done
+	tail -n +1 -f --pid="$pid" "$log" 2> /dev/null |
+		grep --line-buffered -aE "^(not )?ok |^# [^ ]+: " |
+		while IFS= read -r line; do
+			line=${line%$'\r'}
+			printf '%s\n' "$line"
+			printf '%s\n' "$line" >> "$log.streamed"
+		done
+}
+
+# guest <dir> <description> <cap> <reserve> <run-vm.sh mode and kernel args...>:
+# boots a guest with a time limit of <cap> seconds, or less where the deadline
+# is nearer (<reserve>: what its core runs after it), streams its results,
+# and reports whether it ran to its end cleanly.
 guest() {
-	local dir=$1 what=$2
-	shift 2
+	local dir=$1 what=$2 cap=$3 reserve=$4 t0=$SECONDS secs vm rc
+	shift 4
 	# no result of an earlier run may stand in for this one's
-	local t0=$SECONDS
 	rm -rf "${out:?}/$dir"
-	if "$top/qemu/run-vm.sh" "$kernel" "$initrd" "$out/$dir" "$@" 2> "$out/$dir.err"; then
+	mkdir -p "$out/$dir"
+	secs=$(limit "$cap" "$reserve")
+	if [ "$secs" -lt 60 ]; then
+		echo "not ok vm: $what (not booted: $secs s left before make check's deadline)"
+		touch "$out/$dir/results.log"
+		return
+	fi
+	TIMEOUT=$secs "$top/qemu/run-vm.sh" "$kernel" "$initrd" "$out/$dir" "$@" 2> "$out/$dir.err" &
+	vm=$!
+	stream "$out/$dir/results.log" "$vm"
+	wait "$vm"
+	rc=$?
+	touch "$out/$dir/results.log"
+	# what the stream may have missed at the end (it reads after the guest is gone)
+	grep -aE "^(not )?ok |^# [^ ]+: " "$out/$dir/results.log" |
+		tail -n +$(($(wc -l < "$out/$dir/results.log.streamed") + 1)) | report
+	if [ $rc = 0 ]; then
 		echo "ok vm: $what"
 	else
 		echo "not ok vm: $what"
-		sed 's/^/# /' "$out/$dir.err"
+		sed 's/^/# /' "$out/$dir.err" | report
 	fi
-	echo "# time: host: the guest in $dir took $((SECONDS - t0)) s"
-	grep -aE "^(not )?ok |^# [^ ]+: " "$out/$dir/results.log" 2>/dev/null
-	touch "$out/$dir/results.log"
+	echo "# time: host: the guest in $dir took $((SECONDS - t0)) s of its $secs s limit"
 }
 
 # Five guests. The main one, the twins', the kmemleak and the posted kernel's
@@ -90,16 +142,17 @@ guest() {
 # (two host threads, for about 4 minutes), then the twins' guest and the
 # posted kernel's use the other core. Each core then has about 23 minutes of
 # work (the cold run at 616fa43: 1331 + 131 s, and 1342 s).
+# The main guest leaves the kmemleak guest's usual time (about 200 s) for it.
 main_guest() {
-	TIMEOUT=${CHECK_TIMEOUT:-3600} guest vm "guest ran every test and shut down cleanly" check
+	guest vm "guest ran every test and shut down cleanly" "${CHECK_TIMEOUT:-3600}" 600 check
 }
 
 # The broken twins (selftests/forkscale/twins.sh) in a boot of their own: a
 # twin may leave leaked css_sets behind.
 twins_guest() {
 	echo "# booting the twins' VM (${SMP:-2} vCPUs)"
-	TIMEOUT=${TWINS_TIMEOUT:-1800} guest twins "twins' guest ran every twin and shut down cleanly" \
-		only FORKSCALE_ONLY=twins.sh
+	guest twins "twins' guest ran every twin and shut down cleanly" "${TWINS_TIMEOUT:-1800}" 600 \
+		only FORKSCALE_ONLY=twins.sh FORKSCALE_TWIN_TIMEOUT="${TWIN_TIMEOUT:-300}"
 }
 
 mttcg_guest() {
@@ -110,8 +163,8 @@ mttcg_guest() {
 	# Its forks run in parallel with the moves, and rarely fit clone_read's
 	# 20 ms pauses between them.
 	echo "# booting the multi-threaded TCG VM (${SMP:-2} vCPUs, cgroup_clone_read=seqcount, kmemleak=on)"
-	TCG_THREAD=multi TIMEOUT=${MTTCG_TIMEOUT:-1200} guest mttcg \
-		"multi-threaded TCG guest ran its tests and shut down cleanly" \
+	TCG_THREAD=multi guest mttcg \
+		"multi-threaded TCG guest ran its tests and shut down cleanly" "${MTTCG_TIMEOUT:-1200}" 900 \
 		mttcg maxcpus=1 cgroup_clone_read=seqcount kmemleak=on FORKSCALE_MIGRATE_PAUSE_MS=200
 }
 
@@ -121,8 +174,8 @@ mttcg_guest() {
 # double its time. 30 load/unload cycles in the storm, not 100.
 kmemleak_guest() {
 	echo "# booting the kmemleak VM (${SMP:-2} vCPUs, kmemleak=on)"
-	TIMEOUT=${KMEMLEAK_TIMEOUT:-1200} guest kmemleak \
-		"kmemleak guest ran the module's tests and shut down cleanly" \
+	guest kmemleak \
+		"kmemleak guest ran the module's tests and shut down cleanly" "${KMEMLEAK_TIMEOUT:-1200}" 0 \
 		kmemleak kmemleak=on FORKSCALE_LOAD_CYCLES=30
 }
 
@@ -141,8 +194,8 @@ posted_guest() {
 	# the image of the very build it waited for
 	kernel=$(cat "$out/posted-kdir")/arch/x86/boot/bzImage
 	echo "# booting the posted kernel's VM (${SMP:-2} vCPUs)"
-	TIMEOUT=${POSTED_TIMEOUT:-1200} guest posted \
-		"posted kernel's guest ran the kernel selftests and shut down cleanly" posted
+	guest posted \
+		"posted kernel's guest ran the kernel selftests and shut down cleanly" "${POSTED_TIMEOUT:-1200}" 0 posted
 }
 
 # make run's job, once, with a 1 s workload: the guest boots, loads the module,
@@ -170,7 +223,7 @@ report_ok() { # <report file>: prints what is wrong with it, if anything
 make_run() {
 	local t0=$SECONDS bad
 	rm -rf "${out:?}/run"
-	TIMEOUT=${RUN_TIMEOUT:-600} "$top/qemu/run-vm.sh" "$kernel" "$initrd" "$out/run" run \
+	TIMEOUT=$(limit "${RUN_TIMEOUT:-600}" 600) "$top/qemu/run-vm.sh" "$kernel" "$initrd" "$out/run" run \
 		forkscale.seconds=1 > "$out/run.txt" 2>&1 &&
 		"$top/qemu/report.sh" "$out/run" >> "$out/run.txt" 2>&1
 	local rc=$?
@@ -239,6 +292,49 @@ manifest_fixture() {
 	fi
 }
 
+# The numbering and counting of every result line, for the whole run: reads
+# check.sh's output, numbers "ok" and "not ok" lines, passes the rest, and
+# ends with the plan and "N passed, N failed, N skipped". A run whose body did
+# not reach its last line (killed, or a driver bug) fails.
+tap_number() {
+	awk '
+		/^not ok / { n++; failed++; sub(/^not ok /, ""); print "not ok " n " " $0; fflush(); next }
+		/^ok / {
+			n++
+			if (/# SKIP/) skipped++; else passed++
+			sub(/^ok /, ""); print "ok " n " " $0; fflush(); next
+		}
+		$0 == "# check: every step ended" { done = 1 }
+		{ print; fflush() }
+		END {
+			if (!done) {
+				n++; failed++
+				print "not ok " n " check: make check'"'"'s driver ran to its end"
+			}
+			print "1.." n
+			printf "%d passed, %d failed, %d skipped\n", passed, failed, skipped
+			exit !(failed == 0 && n > 0)
+		}'
+}
+
+# wait_until <pid> <what> <reserve>: waits for <pid>, and kills its process
+# group if it is still running when only <reserve> seconds and the final margin
+# are left before the deadline. Fails if it had to.
+wait_until() {
+	local pid=$1 what=$2 reserve=$3
+	while kill -0 "$pid" 2> /dev/null; do
+		if [ "$(limit 60 "$reserve")" -le 0 ]; then
+			kill -- -"$pid" 2> /dev/null
+			echo "# $what: still running at make check's deadline less ${reserve} s; stopped"
+			wait "$pid"
+			return 1
+		fi
+		sleep 5
+	done
+	wait "$pid"
+}
+
+body() {
 report < <(cache_unchanged)
 main_pid="" posted_pid=""
 # The posted kernel's build that make check started first (check-posted-build),
@@ -261,7 +357,7 @@ trap 'exit 143' TERM
 # session, from the cycles the guests and host checks leave. When it is
 # cached, this finds it and returns at once. Its source tree comes first, in the foreground: a
 # worktree of the base repository that the host checks' bad_input.sh also uses.
-rm -f "$out/posted-kdir" "$out/main-guest.tap" "$out/kmemleak-guest.tap"
+rm -f "$out/posted-kdir" "$out/main-chain.tap"
 posted_ksh source > "$out/posted-build.log" 2>&1
 set -m
 nice -n 19 bash -c "$(declare -f posted_ksh); top=\$1; posted_ksh build" _ "$top" \
@@ -271,24 +367,38 @@ set +m
 echo "# booting the test VM ($("$top/qemu/accel.sh"), ${SMP:-2} vCPUs) in the background"
 # In a process group of its own, so that a make check that is stopped stops it
 # too (its qemu would otherwise run on, and write into a later run's results).
+# Its results are streamed as they come, and kept in main-chain.tap.
+# (The subshell leads the group: a pipeline's $! is its last process.)
 set -m
-{
-	main_guest > "$out/main-guest.tap"
-	kmemleak_guest > "$out/kmemleak-guest.tap"
-} < /dev/null &
+(
+	{
+		main_guest
+		kmemleak_guest
+	} | tee_lines "$out/main-chain.tap"
+) < /dev/null &
 main_pid=$!
 set +m
-# Each host step (niced, so that it does not slow the main guest), with the
-# seconds it took, for the log: where make check's time goes.
+# host [-t <cap>] <command...>: each host step, niced so that it does not slow
+# the main guest, with a limit of <cap> seconds (default 900) or what is left
+# before the deadline less the other guests' time on this core (1800 s), and
+# the seconds it took, for the log: where make check's time goes.
 host() {
-	local t0=$SECONDS
-	nice -n 10 "$@"
-	echo "# time: host: ${1##*/} took $((SECONDS - t0)) s"
+	local t0=$SECONDS cap=900 secs rc
+	if [ "$1" = -t ]; then cap=$2; shift 2; fi
+	secs=$(limit "$cap" 1800)
+	if [ "$secs" -lt 10 ]; then
+		echo "not ok host: ${1##*/} (not run: $secs s left before make check's deadline)"
+		return
+	fi
+	timeout -k 10 "$secs" nice -n 10 "$@"
+	rc=$?
+	[ $rc != 124 ] && [ $rc != 137 ] ||
+		echo "not ok host: ${1##*/} ended within its limit (killed after $secs s)"
+	echo "# time: host: ${1##*/} took $((SECONDS - t0)) s of its $secs s limit"
 }
 report < <(docs_build)
 report < <(host "$top/tests/host/deps.sh")
-report < <(host "$top/tests/host/source_fetch.sh")
-report < <(host "$top/kernel/lint.sh" "$out/lint")
+report < <(host -t 1800 "$top/kernel/lint.sh" "$out/lint")
 report < <(host "$top/tests/host/models.sh" "$out/models")
 report < <(host "$top/tests/host/compile_fail.sh" "$kdir" "$out/compile-fail")
 report < <(host "$top/tests/host/lockhold.sh" "$out/lockhold")
@@ -300,6 +410,7 @@ report < <(host "$top/tests/host/bad_input.sh" "$CACHE")
 report < <(host "$top/tests/host/patch_identity.sh")
 report < <(host "$top/tests/host/ksft_stock.sh")
 report < <(host "$top/tests/host/cover_figures.sh")
+report < <(host "$top/tests/host/letter_claims.sh")
 report < <(host "$top/tests/host/doc_figures.sh")
 report < <(host "$top/tests/host/testing_doc.sh")
 report < <(manifest_fixture)
@@ -309,23 +420,34 @@ report < <(make_run)
 report < <(twins_guest)
 t0=$SECONDS
 echo "# waiting for the posted kernel's build"
-wait "$posted_pid"
+# leaves its guest the time it usually takes (about 300 s)
+wait_until "$posted_pid" "the posted kernel's build" 400
 posted_rc=$?
 rm -f "$out/posted-early.pid"
 echo "# time: host: waited $((SECONDS - t0)) s for the posted kernel's build"
 report < <(posted_guest)
 echo "# time: host: the host checks and the other guests took $SECONDS s"
 echo "# waiting for the main and kmemleak guests"
-wait "$main_pid"
+# Each has its limit from the deadline: this wait is a backstop only.
+wait_until "$main_pid" "the main and kmemleak guests" 0
+main_pid=
 echo "# time: host: the main and kmemleak guests ended after $SECONDS s"
-for g in main kmemleak; do
-	touch "$out/$g-guest.tap"
-	report < "$out/$g-guest.tap"
-	grep -qE '^(not )?ok vm: ' "$out/$g-guest.tap" ||
-		report <<< "not ok vm: the $g guest's job ended before it reported"
+touch "$out/main-chain.tap"
+for g in "guest ran every test" "kmemleak guest"; do
+	grep -qE "^(not )?ok vm: $g" "$out/main-chain.tap" ||
+		echo "not ok vm: the $g's job ended before it reported"
 done
 report < <(manifest_checks)
+echo "# check: every step ended"
+}
 
-echo "1..$n"
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ] && [ "$n" -gt 0 ]
+# tee_lines <file>: report's line-by-line copy to stdout, and to <file>.
+tee_lines() {
+	local line
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		printf '%s\n' "$line" >> "$1"
+	done
+}
+
+body | tap_number

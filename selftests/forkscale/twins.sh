@@ -13,13 +13,19 @@ list=/forkscale/twins.txt
 ko=/lib/modules/forkscale.ko
 out=/tmp/twin.out
 
-# Runs <test> with the twin <name> in place; logs its output to the console,
-# and its exit status to $out.rc (143: killed at its timeout, by busybox's SIGTERM).
+# Runs <test> with the twin <name> in place, for at most
+# FORKSCALE_TWIN_TIMEOUT seconds (default 300: a twin that hangs its test
+# costs that, not the rest of the guest's time); logs its output and time to
+# the console, and its exit status to $out.rc (143: killed at its timeout, by
+# busybox's SIGTERM).
 run_test() { # <name> <test>
 	echo "forkscale: twin $1: $2" > /dev/console
-	(cd /forkscale/tests && timeout 900 sh -c "$2") < /dev/null > $out 2>&1
+	read -r t0 _ < /proc/uptime
+	(cd /forkscale/tests && timeout "${FORKSCALE_TWIN_TIMEOUT:-300}" sh -c "$2") < /dev/null > $out 2>&1
 	echo $? > $out.rc
+	read -r t1 _ < /proc/uptime
 	sed "s/^/twin $1: /" $out > /dev/console
+	echo "# time: twin $1 took $(( ${t1%.*} - ${t0%.*} )) s (exit status $(cat $out.rc))" > /dev/console
 }
 
 # Puts the module twin <name> in place of forkscale.ko and runs <test>. Prints
