@@ -95,8 +95,18 @@ fail() {
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 	fail "guest hung: killed after ${timeout}s"
 fi
-bad=$(grep -aE 'Kernel panic|Oops|WARNING:|BUG:|UBSAN:|general protection fault|detected stall|blocked for more than|soft lockup|hard LOCKUP|Out of memory|invoked oom-killer' "$out/console.log" | head -n 3)
-[ -z "$bad" ] || fail "guest console reports: $(echo "$bad" | tr -d '\r' | head -n 1)"
+splat='Kernel panic|Oops|WARNING:|BUG:|UBSAN:|general protection fault|detected stall|blocked for more than|soft lockup|hard LOCKUP|Out of memory|invoked oom-killer'
+bad=$(grep -aE "$splat" "$out/console.log" | head -n 1 | tr -d '\r')
+if [ -n "$bad" ]; then
+	# The test in whose window it came: the guest's last marker before it
+	# (qemu/guest/run-tests' "forkscale: running <test>", twins.sh's
+	# "forkscale: twin <name>: <test>").
+	window=$(tr -d '\r' < "$out/console.log" | awk -v re="$splat" '
+		$0 ~ re { exit }
+		/^forkscale: (running|twin) / { sub(/^forkscale: /, ""); w = $0 }
+		END { print w }')
+	fail "guest console reports: $bad (${window:+in the window of \"$window\"}${window:-before any test started})"
+fi
 [ $rc -eq 0 ] || fail "qemu exited with status $rc"
 grep -qx '# forkscale: done' "$out/results.log" || fail "guest did not finish (no end marker)"
 exit 0

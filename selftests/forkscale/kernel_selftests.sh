@@ -60,6 +60,8 @@ run_suites() {
 	for t in "$@"; do
 		name=$(echo "$t" | tr / _)
 		start=$(cut -d' ' -f1 /proc/uptime)
+		# the window a splat on the console is attributed to (qemu/run-vm.sh)
+		echo "forkscale: running kernel_selftests.sh: $t under $label" > /dev/console
 		# shellcheck disable=SC2046 # the arguments are words
 		# shellcheck disable=SC2086 # $wrap is a command and its words
 		(cd "$dir/${t%/*}" && timeout -s KILL $timeout $wrap \

@@ -28,8 +28,8 @@ expect_fail() {
 		sed 's/^/# /' "$out/$1.txt"
 	fi
 }
-expect_fail selftest-warn "harness reports a WARNING splat as a failure" \
-	'vm: FAIL: guest console reports: .*WARNING: CPU: 0 PID: 1 at forkscale harness self-test'
+expect_fail selftest-warn "harness reports a WARNING splat as a failure, in the window of the test that ran" \
+	'vm: FAIL: guest console reports: .*WARNING: CPU: 0 PID: 1 at forkscale harness self-test (in the window of "harness-warns")'
 expect_fail selftest-die "harness reports a guest that died half-way as a failure" \
 	'vm: FAIL: guest did not finish (no end marker)'
 
