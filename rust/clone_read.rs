@@ -93,6 +93,13 @@ impl CloneRead for SeqcountRead {
             self.counters.add(LOCKLESS, 1);
             return found;
         }
+        // Broken twin for `make check` (tests/twins.txt): every read takes `css_set_lock` and is
+        // counted as lockless, which only the kernel's own count of the lock can tell.
+        #[cfg(forkscale_twin_locked_clone_read)]
+        if let Some(found) = self.seq.read_locked(|| read_once(&rcu, ctx, false)) {
+            self.counters.add(LOCKLESS, 1);
+            return found;
+        }
         loop {
             let mut attempts: u32 = 0;
             let lockless = self.seq.try_read(MAX_TRIES, || {
