@@ -541,41 +541,82 @@ def pathlen_summary(path):
     return out
 
 
+# The release that frees a single pid, by workload; pgrp_exit's frees two.
+SINGLE_PID_WORKLOADS = ["threadspawn", "forkexit", "clone_processes"]
+
+
+def free_side_hold(pl, workload, variant):
+    """(acquisitions, instructions held) per op at the free side's pidmap_lock site:
+    free_pid() on stock, free_pid_batch() with the pid series; None if not measured."""
+    sites = pl.get("hold_budgets", {}).get(workload, {}).get(variant, {}).get("sites", {})
+    for fn in ("free_pid_batch", "free_pid"):
+        rec = sites.get(f"pidmap_lock/W {fn}")
+        if rec and rec.get("acquisitions"):
+            return rec["acquisitions"], rec["hold"]
+    return None
+
+
 def merge_set_summary(path, which):
-    """The figures a merge-set series' cover letter quotes ("cgroup" or "pid"), from a
-    bench.json, with what they were measured on."""
+    """The figures a merge-set series' cover letter quotes ("cgroup" or "pid"): the
+    "posted" rows (stock 7.3 plus the merge set alone, booted on its own) against stock,
+    from a bench.json and the pathlen.json of its documentation directory, with what
+    they were measured on. Every cost is quoted, not only the gains."""
     with open(path) as f:
         summary = json.load(f)
-    m = summary["meta"]
-    out = [f"From make bench of {m.get('date', '?')}, forkscale {m.get('commit', '?')}, "
-           f"{m.get('accel', '?').upper()}",
-           f"on {m.get('host_cpus', '?')} host CPUs; lock acquisitions counted with LOCK_STAT:", ""]
+    pl = load_pathlen(os.path.dirname(os.path.dirname(os.path.abspath(path)))) or {}
+    m, pm = summary["meta"], pl.get("meta", {})
+    out = [f"Measured on the posted kernel (7.3.4 with the cgroup and pid series as",
+           "posted, nothing else) and on stock 7.3.4, each booted on its own:",
+           f"lock counts from make bench of {m.get('date', '?')}, forkscale",
+           f"{m.get('commit', '?')}, with LOCK_STAT, {m.get('accel', '?').upper()} on "
+           f"{m.get('host_cpus', '?')} host CPUs;"]
+    if pm:
+        out += [f"instructions from make bench PATHLEN=1 of {pm.get('date', '?')},",
+                f"forkscale {pm.get('commit', '?')}, one vCPU under QEMU icount."]
+    out.append("")
     for smp in sorted({r["smp"] for r in summary["records"]}):
-        if which == "cgroup":
-            row = {v: find(summary, smp, v, "threadspawn") for v in ("stock", "pinned")}
-            got = {v: r["locks"].get("css_set_lock", {}).get("acquisitions_per_op")
-                   for v, r in row.items() if r}
-            if len(got) < 2 or None in got.values():
-                continue
-            out += [f"  css_set_lock per thread create+exit, {smp} vCPUs: stock",
-                    f"  {got['stock']:.2f}, this read {got['pinned']:.2f}."]
-        else:
-            row = {v: find(summary, smp, v, "pgrp_exit") for v in ("stock", "locked")}
-            got = {v: r["locks"].get("pidmap_lock", {}).get("acquisitions_per_op")
-                   for v, r in row.items() if r}
-            if len(got) < 2 or None in got.values():
-                continue
-            out += ["  pidmap_lock per operation of a workload made to free two pids",
-                    "  in one release (a process-group leader exits before its one",
-                    f"  member; two forks, two exits), {smp} vCPUs: stock",
-                    f"  {got['stock']:.2f}, with this patch {got['locked']:.2f}."]
-    how = ("carries the read behind a static call (its \"pinned\" read), as of that commit,"
-           " which predates patch 1 (patch 1 takes no lock on the fork path);" if which == "cgroup"
-           else "includes this patch, as of that commit;")
-    out += [""] + textwrap.wrap(
-        "Measured on the forkscale measurement series, which " + how + " this posting "
-        "alone has not been measured. No run had more than 2 real CPUs, so nothing here "
-        "is a throughput claim.", 70)
+        lock, w = ("css_set_lock", "threadspawn") if which == "cgroup" else ("pidmap_lock", "pgrp_exit")
+        got = {}
+        for v in ("stock", "posted"):
+            r = find(summary, smp, v, w)
+            got[v] = r and r["locks"].get(lock, {}).get("acquisitions_per_op")
+        if None in got.values():
+            continue
+        what = ("per thread create+exit" if which == "cgroup" else
+                "per operation of a workload that frees two pids in one\n"
+                "  release (a process-group leader exits before its one member;\n"
+                "  two forks, two exits)")
+        out += [f"  {lock} {what}, {smp} vCPUs:",
+                f"  stock {got['stock']:.2f}, posted {got['posted']:.2f}.", ""]
+    ipo = pl.get("instructions_per_op", {})
+    rows = [(w, ipo[w]["posted"]) for w in pathlen.SCALING
+            if "posted" in ipo.get(w, {}) and "vs_stock" in ipo[w]["posted"]]
+    if rows:
+        out.append("  Instructions per operation, posted against stock:")
+        for w, rec in rows:
+            out.append(f"    {w:16} {rec['vs_stock'] * 100:+.2f} % "
+                       f"{plus_minus(rec['uncertainty'], rec.get('boots', rec['n']))}")
+        out.append("")
+    if which == "pid" and pl:
+        holds = {w: {v: free_side_hold(pl, w, v) for v in ("stock", "posted")}
+                 for w in SINGLE_PID_WORKLOADS + ["pgrp_exit"]}
+        single = [(w, h) for w, h in holds.items()
+                  if w in SINGLE_PID_WORKLOADS and None not in h.values()]
+        if single:
+            out.append("  pidmap_lock held on the free side, instructions per operation:")
+            for w, h in single:
+                out.append(f"    one pid per release, {w}: stock {h['stock'][1]:.0f}, "
+                           f"posted {h['posted'][1]:.0f} ({(h['posted'][1] / h['stock'][1] - 1) * 100:+.1f} %)")
+            two = holds["pgrp_exit"]
+            if None not in two.values():
+                out.append(f"    two pids per release, pgrp_exit: stock {two['stock'][1]:.0f} in "
+                           f"{two['stock'][0]:.0f} acquisitions,")
+                out.append(f"      posted {two['posted'][1]:.0f} in {two['posted'][0]:.0f}")
+            out.append("")
+    out += textwrap.wrap(
+        "Lock counts are exact for the path measured; instruction counts are resolved to "
+        "the spread shown. No run had more than 2 real CPUs, so nothing here is a "
+        "throughput claim.", 70)
     print("\n".join(out).rstrip())
 
 

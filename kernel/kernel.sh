@@ -385,41 +385,15 @@ posted_series() {
 	} > "$top/kernel/posted/series"
 }
 
-# The copy to mail, under out/mail/: the series as committed, with the exporter's git
-# identity in place of the placeholder in From: and Signed-off-by:. Only there: the
-# committed files keep the placeholder (tests/host/patch_identity.sh).
+# The copy to mail, under out/mail/ (kernel/mail-copy.sh): the series with the
+# exporter's git identity in place of the placeholder. Only there: the committed
+# files keep the placeholder (tests/host/patch_identity.sh). It refuses to make a
+# copy that would carry the placeholder, and the export fails then, after writing
+# kernel/patches; MAIL=0 skips it.
 mail_copy() {
-	local mail=$top/out/mail name email from
-	rm -rf "$mail"
-	mkdir -p "$mail"
-	cp -r "$SERIES_DIR"/. "$mail/"
-	name=$(git -C "$top" config user.name || true)
-	email=$(git -C "$top" config user.email || true)
-	if [ -z "$name" ] || [ -z "$email" ]; then
-		log "no git identity: $mail keeps the placeholder; set user.name and user.email to post"
-		return
-	fi
-	# A From: header is 7-bit: a name outside ASCII goes in RFC 2047's encoded form.
-	from=$(python3 -c 'import sys
-from email.utils import formataddr
-print(formataddr((sys.argv[1], sys.argv[2])))' "$name" "$email")
-	NAME=$name EMAIL=$email FROM=$from PLACEHOLDER=$PLACEHOLDER python3 - "$mail"/*/*.patch <<'PY'
-import os, sys
-ph, name, email, frm = (os.environ[k] for k in ("PLACEHOLDER", "NAME", "EMAIL", "FROM"))
-who = f"{name} <{email}>"
-for path in sys.argv[1:]:
-    out = []
-    for line in open(path, encoding="utf-8").read().split("\n"):
-        if line == f"From: {ph}":
-            line = f"From: {frm}"
-        elif line == f"Signed-off-by: {ph}":
-            line = f"Signed-off-by: {who}"
-        elif line.startswith(ph.split(" <")[0] + " (") and line.endswith("):"):
-            line = name + line[len(ph.split(" <")[0]):]
-        out.append(line)
-    open(path, "w", encoding="utf-8").write("\n".join(out))
-PY
-	log "mail copy with $name <$email> in $mail"
+	[ "${MAIL:-1}" != 0 ] || { log "MAIL=0: no mail copy"; return; }
+	(cd "$top" && "$top/kernel/mail-copy.sh" "$SERIES_DIR" "$top/out/mail" "$PLACEHOLDER") ||
+		die "the series is exported to $SERIES_DIR, but not copied for mailing (above)"
 }
 
 # A series' cover letter: kernel/cover/<series>.txt (subject and motivation), its
@@ -446,8 +420,11 @@ cover_letter() { # <dev> <series> <base> <last>
 	echo
 	git -C "$dev" diff --stat=72 --summary "$base..$last"
 	echo
-	echo "base-commit: $(git -C "$dev" rev-parse forkscale-base)"
-	echo "base: Debian linux-source-7.3 $SOURCE_VERSION$(series_base_note "$name")"
+	# No base-commit: the base is a commit of Debian's tarball made here, which
+	# exists nowhere public. Rebasing onto the maintainer's branch is the
+	# sender's first step (Documentation/review-notes.rst).
+	echo "base: v${SOURCE_VERSION%%-*} as shipped in Debian's linux-source-7.3 $SOURCE_VERSION,"
+	echo "not rebased onto the maintainer's branch$(series_base_note "$name")"
 }
 
 # Which other series a series applies on top of.

@@ -42,3 +42,32 @@ if offenders "$tmp" | grep -q 'Some Body'; then
 else
 	echo "not ok host: a patch signed off by another identity is caught"
 fi
+
+# The mail copy (kernel/mail-copy.sh) never carries the placeholder: it refuses,
+# and leaves no copy, without a git identity or with the placeholder's, and a
+# copy signed by a real identity names it wherever the placeholder was.
+repo=$tmp/repo
+git init -q "$repo"
+mail_copy() { # <out dir>; identity from $repo's config alone
+	(cd "$repo" && GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 \
+		"$top/kernel/mail-copy.sh" "$top/kernel/patches" "$1" "$placeholder")
+}
+what="the mail copy refuses the placeholder and carries the exporter's identity"
+if mail_copy "$tmp/none" 2> "$tmp/none.err" || [ -e "$tmp/none" ] ||
+   ! grep -q 'no mail copy: no git identity' "$tmp/none.err"; then
+	echo "not ok host: $what (a copy without an identity was not refused)"
+	sed 's/^/# /' "$tmp/none.err"
+elif ph_email=${placeholder#*<} && git -C "$repo" config user.name "${placeholder% <*}" &&
+     git -C "$repo" config user.email "${ph_email%>}" &&
+     { mail_copy "$tmp/ph" 2> "$tmp/ph.err" || [ -e "$tmp/ph" ]; }; then
+	echo "not ok host: $what (a copy signed with the placeholder's identity was not refused)"
+elif git -C "$repo" config user.name "Ada Lovelace" && git -C "$repo" config user.email ada@example.org &&
+     ! mail_copy "$tmp/real" 2> "$tmp/real.err"; then
+	echo "not ok host: $what (a real identity was refused)"
+	sed 's/^/# /' "$tmp/real.err"
+elif grep -rqE '^(From|Signed-off-by): .*forkscale@localhost' "$tmp/real" ||
+     ! grep -rqx 'Signed-off-by: Ada Lovelace <ada@example.org>' "$tmp/real"; then
+	echo "not ok host: $what (the copy still carries the placeholder)"
+else
+	echo "ok host: $what"
+fi

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""What the merge set's letters and messages say in words, checked against the
+committed results (Documentation/results/bench.json, Documentation/pathlen.json).
+cover_figures.sh checks the generated figures; this checks the prose around them:
+
+- the figures were measured on the code being posted: the merge set's diffs at the
+  commits the two runs name are this tree's (a changed patch makes every claim stale
+  until make bench runs again);
+- no letter says the posting was not measured, or measured on something else, while
+  the results have its "posted" rows;
+- no letter or message says that an exit freeing a single pid is unchanged while the
+  posted kernel holds pidmap_lock longer there than stock;
+- a stated range of that cost ("15 to 40 instructions", "3 to 8 %") is the measured
+  one, rounded.
+
+  letter_claims.py [patches dir]   (default kernel/patches; prints TAP lines)
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(TOP, "bench"))
+from report import SINGLE_PID_WORKLOADS, free_side_hold  # noqa: E402
+
+MERGE_SET = ("cgroup", "pid")
+
+
+def diffs(text):
+    """A patch's diff alone: what is applied, not what is said."""
+    i = text.find("\ndiff --git ")
+    return text[i:] if i >= 0 else ""
+
+
+def merge_set_files(patches):
+    for series in MERGE_SET:
+        d = os.path.join(patches, series)
+        for name in sorted(os.listdir(d)):
+            if name.endswith(".patch"):
+                yield f"{series}/{name}", os.path.join(d, name)
+
+
+def stale(patches, commit):
+    """The merge-set patches whose diff differs from the one at <commit>."""
+    out = []
+    for rel, path in merge_set_files(patches):
+        if rel.endswith("0000-cover-letter.patch"):
+            continue
+        old = subprocess.run(["git", "-C", TOP, "show", f"{commit}:kernel/patches/{rel}"],
+                             capture_output=True, text=True)
+        if old.returncode != 0 or diffs(old.stdout) != diffs(open(path).read()):
+            out.append(rel)
+    return out
+
+
+def words(text):
+    """Prose on one line: a claim may be wrapped anywhere."""
+    return " ".join(text.split())
+
+
+def main():
+    patches = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TOP, "kernel", "patches")
+    with open(os.path.join(TOP, "Documentation", "results", "bench.json")) as f:
+        bench = json.load(f)
+    with open(os.path.join(TOP, "Documentation", "pathlen.json")) as f:
+        pl = json.load(f)
+    problems = []
+
+    for what, meta in (("make bench", bench["meta"]), ("make bench PATHLEN=1", pl["meta"])):
+        for rel in stale(patches, meta["commit"]):
+            problems.append(f"{rel} is not the code {what} measured at {meta['commit']}")
+
+    posted = any(r["variant"] == "posted" for r in bench["records"])
+    holds = {w: (free_side_hold(pl, w, "stock"), free_side_hold(pl, w, "posted"))
+             for w in SINGLE_PID_WORKLOADS}
+    extra = [p[1] - s[1] for s, p in holds.values() if s and p]
+    ratio = [(p[1] / s[1] - 1) * 100 for s, p in holds.values() if s and p]
+    for rel, path in merge_set_files(patches):
+        text = open(path).read()
+        head = words(text[:text.find("\ndiff --git ")] if "\ndiff --git " in text else text)
+        if posted and re.search(r"posting alone has not been measured|predates patch", head):
+            problems.append(f"{rel} says the posting was not measured; bench.json has its posted rows")
+        if extra and min(extra) > 0 and re.search(
+                r"(nothing changes|unchanged) for an exit that frees a single pid"
+                r"|exit that frees (one|a single) pid is unchanged", head):
+            problems.append(f"{rel} says a single-pid exit is unchanged; the posted kernel holds "
+                            f"pidmap_lock {min(extra):.0f} to {max(extra):.0f} instructions longer")
+        for lo, hi in re.findall(r"(\d+) to (\d+) instructions more under the lock", head):
+            if extra and (int(lo), int(hi)) != (round(min(extra)), round(max(extra))):
+                problems.append(f"{rel} says {lo} to {hi} instructions more; measured "
+                                f"{min(extra):.0f} to {max(extra):.0f}")
+        for lo, hi in re.findall(r"(\d+) to (\d+) % (?:of the about \d+ that stock holds it there|longer)", head):
+            if ratio and (int(lo), int(hi)) != (round(min(ratio)), round(max(ratio))):
+                problems.append(f"{rel} says {lo} to {hi} %; measured "
+                                f"{min(ratio):.1f} to {max(ratio):.1f} %")
+    return problems
+
+
+if __name__ == "__main__":
+    found = main()
+    what = "the merge set's letters and messages say nothing the committed results contradict"
+    if found:
+        print(f"not ok host: {what}")
+        for p in found:
+            print(f"# {p}")
+    else:
+        print(f"ok host: {what}")
