@@ -176,7 +176,7 @@ cmd_fetch() {
 		if [ -z "$ver" ] || dpkg --compare-versions "$v" gt "$ver"; then ver=$v; fi
 	done
 	[ -n "$ver" ] ||
-		die "$SOURCE_PACKAGE $SOURCE_VERSION (pinned): $SOURCE_SUITE offers no $series version at all; $override"
+		die "$SOURCE_PACKAGE $SOURCE_VERSION (pinned): $SOURCE_SUITE offers no $series version at all; $override, or move the series to a new base (Documentation/usage.rst)"
 	[ -f "$src/$ver/$tarname" ] && [ ! -L "$src/$ver" ] || download "$ver"
 	# The pin's name links to what stands in for it, so that the next fetch is an offline hit.
 	rm -rf "$src/$SOURCE_VERSION.tmp"

@@ -398,6 +398,7 @@ host() {
 }
 report < <(docs_build)
 report < <(host "$top/tests/host/deps.sh")
+report < <(host "$top/tests/host/source_gone.sh")
 report < <(host -t 1800 "$top/kernel/lint.sh" "$out/lint")
 report < <(host "$top/tests/host/models.sh" "$out/models")
 report < <(host "$top/tests/host/compile_fail.sh" "$kdir" "$out/compile-fail")
