@@ -12,6 +12,10 @@ shift 4
 here=$(cd "$(dirname "$0")" && pwd)
 smp=${SMP:-2}
 timeout=${TIMEOUT:-900}
+# timeout(1) takes 0 as no limit at all
+case $timeout in
+'' | *[!0-9]* | 0) echo "vm: error: TIMEOUT must be a positive number of seconds, not '$timeout'" >&2; exit 2 ;;
+esac
 accel=$("$here/accel.sh")
 # Under TCG the emulated TSC is not a usable clocksource: once the kernel switches
 # to it, boots die silently a moment later (always with -cpu max, about one boot in
@@ -103,9 +107,10 @@ if [ -n "$bad" ]; then
 	# "forkscale: twin <name>: <test>").
 	window=$(tr -d '\r' < "$out/console.log" | awk -v re="$splat" '
 		$0 ~ re { exit }
-		/^forkscale: (running|twin) / { sub(/^forkscale: /, ""); w = $0 }
+		/^forkscale: (running|twin) / { sub(/^forkscale: (running )?/, ""); w = $0 }
 		END { print w }')
-	fail "guest console reports: $bad (${window:+in the window of \"$window\"}${window:-before any test started})"
+	if [ -n "$window" ]; then where="in the window of \"$window\""; else where="before any test started"; fi
+	fail "guest console reports: $bad ($where)"
 fi
 [ $rc -eq 0 ] || fail "qemu exited with status $rc"
 grep -qx '# forkscale: done' "$out/results.log" || fail "guest did not finish (no end marker)"

@@ -36,7 +36,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 	fi
 	echo "deps: installing ${missing[*]}" >&2
 	timeout 600 apt-get update -q >/dev/null
+	# The download is bounded; the install is not, as killing dpkg half-way
+	# would leave the system's packages broken.
 	DEBIAN_FRONTEND=noninteractive timeout 1800 apt-get install -y -q --no-install-recommends \
+		--download-only "${missing[@]}" >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 		"${missing[@]}" >/dev/null
 fi
 

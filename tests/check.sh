@@ -29,6 +29,7 @@ deadline=${CHECK_DEADLINE:-$(($(now) + 5100))}
 case $deadline in
 '' | *[!0-9]*)
 	echo "check: error: CHECK_DEADLINE must be seconds since the epoch, not '$deadline'" >&2
+	echo "0 passed, 1 failed, 0 skipped"
 	exit 2 ;;
 esac
 # What the summary needs after the last step: the manifest checks.
@@ -46,6 +47,9 @@ report() {
 	local line
 	while IFS= read -r line; do
 		printf '%s\n' "$line"
+		case $line in
+		"ok host: "* | "not ok host: "*) printf '%s\n' "$line" >> "$out/host-results.log" ;;
+		esac
 	done
 }
 
@@ -92,10 +96,9 @@ stream() {
 		kill -0 "$pid" 2> /dev/null || return 0
 		sleep 1
 	done
-	tail -n +1 -f --pid="$pid" "$log" 2> /dev/null |
+	tail -n +1 -f --pid="$pid" "$log" 2> /dev/null | sed -u 's/\r//g' |
 		grep --line-buffered -aE "^(not )?ok |^# [^ ]+: " |
 		while IFS= read -r line; do
-			line=${line%$'\r'}
 			printf '%s\n' "$line"
 			printf '%s\n' "$line" >> "$log.streamed"
 		done
@@ -221,9 +224,14 @@ report_ok() { # <report file>: prints what is wrong with it, if anything
 		}' "$1"
 }
 make_run() {
-	local t0=$SECONDS bad
+	local t0=$SECONDS bad secs
 	rm -rf "${out:?}/run"
-	TIMEOUT=$(limit "${RUN_TIMEOUT:-600}" 600) "$top/qemu/run-vm.sh" "$kernel" "$initrd" "$out/run" run \
+	secs=$(limit "${RUN_TIMEOUT:-600}" 600)
+	if [ "$secs" -lt 60 ]; then
+		echo "not ok host: make run boots, loads the module, runs its workload through it and reports (not booted: $secs s left before make check's deadline)"
+		return
+	fi
+	TIMEOUT=$secs "$top/qemu/run-vm.sh" "$kernel" "$initrd" "$out/run" run \
 		forkscale.seconds=1 > "$out/run.txt" 2>&1 &&
 		"$top/qemu/report.sh" "$out/run" >> "$out/run.txt" 2>&1
 	local rc=$?
@@ -265,6 +273,23 @@ manifest_checks() {
 		echo "ok host: a guest result skipped where the manifest expects ok fails make check"
 	else
 		echo "not ok host: a guest result skipped where the manifest expects ok fails make check (wrong report)"
+	fi
+}
+
+# The host checks' results against their own manifest,
+# tests/expected-host-results.txt, with every number in a name as N (counts
+# such as "the 33 committed patches" change with the tree): a host check that
+# stopped running, or ran fewer of its checks, fails make check as a missing
+# guest result does. Shown catching the same results less one.
+host_manifest() {
+	local list=$top/tests/expected-host-results.txt
+	sed -E 's/[0-9]+/N/g' "$out/host-results.log" > "$out/host-results-n.log"
+	"$top/tests/host/manifest.sh" "$out/host-results-n.log" "$list" | sed 's/ manifest: / host manifest: /'
+	sed '$d' "$out/host-results-n.log" > "$out/host-results-less-one.log"
+	if "$top/tests/host/manifest.sh" "$out/host-results-less-one.log" "$list" > /dev/null; then
+		echo "not ok host manifest: a missing host result fails make check (it passed)"
+	else
+		echo "ok host manifest: a missing host result fails make check"
 	fi
 }
 
@@ -335,6 +360,7 @@ wait_until() {
 }
 
 body() {
+rm -f "$out/host-results.log"
 report < <(cache_unchanged)
 main_pid="" posted_pid=""
 # The posted kernel's build that make check started first (check-posted-build),
@@ -347,6 +373,7 @@ stop_early_build() {
 }
 trap '[ -z "$main_pid" ] || kill -- -"$main_pid" 2> /dev/null
 	[ -z "$posted_pid" ] || kill -- -"$posted_pid" 2> /dev/null
+	[ ! -s "$out/host-step.pid" ] || kill -- -"$(cat "$out/host-step.pid")" 2> /dev/null
 	stop_early_build' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -390,8 +417,13 @@ host() {
 		echo "not ok host: ${1##*/} (not run: $secs s left before make check's deadline)"
 		return
 	fi
-	timeout -k 10 "$secs" nice -n 10 "$@"
+	# timeout leads a process group of its own, which an interrupt of make
+	# check does not reach: the EXIT trap stops it (host-step.pid)
+	timeout -k 10 "$secs" nice -n 10 "$@" &
+	echo $! > "$out/host-step.pid"
+	wait $!
 	rc=$?
+	rm -f "$out/host-step.pid"
 	[ $rc != 124 ] && [ $rc != 137 ] ||
 		echo "not ok host: ${1##*/} ended within its limit (killed after $secs s)"
 	echo "# time: host: ${1##*/} took $((SECONDS - t0)) s of its $secs s limit"
@@ -424,13 +456,16 @@ echo "# waiting for the posted kernel's build"
 # leaves its guest the time it usually takes (about 300 s)
 wait_until "$posted_pid" "the posted kernel's build" 400
 posted_rc=$?
+# a build stopped at the deadline: make check's own early one too
+[ "$posted_rc" = 0 ] || stop_early_build
 rm -f "$out/posted-early.pid"
 echo "# time: host: waited $((SECONDS - t0)) s for the posted kernel's build"
 report < <(posted_guest)
 echo "# time: host: the host checks and the other guests took $SECONDS s"
 echo "# waiting for the main and kmemleak guests"
 # Each has its limit from the deadline: this wait is a backstop only.
-wait_until "$main_pid" "the main and kmemleak guests" 0
+# (60 s after the kmemleak guest's own limit, so that it reports first)
+wait_until "$main_pid" "the main and kmemleak guests" -60
 main_pid=
 echo "# time: host: the main and kmemleak guests ended after $SECONDS s"
 touch "$out/main-chain.tap"
@@ -439,6 +474,7 @@ for g in "guest ran every test" "kmemleak guest"; do
 		echo "not ok vm: the $g's job ended before it reported"
 done
 report < <(manifest_checks)
+report < <(host_manifest)
 echo "# check: every step ended"
 }
 
