@@ -320,6 +320,95 @@ TEST(reuse_within_max_delay)
 	EXPECT_EQ(0, unload_module());
 }
 
+/* The pid of the kernel thread named @comm, or -1. */
+static pid_t kthread_named(const char *comm)
+{
+	char path[64], line[256], name[64];
+	struct dirent *p;
+	DIR *procs = opendir("/proc");
+	pid_t found = -1;
+	FILE *f;
+	int ppid;
+
+	if (!procs)
+		return -1;
+	while (found < 0 && (p = readdir(procs))) {
+		if (p->d_name[0] < '0' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", atoi(p->d_name));
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(line, sizeof(line), f) &&
+		    sscanf(line, "%*d (%63[^)]) %*c %d", name, &ppid) == 2 && ppid == 2 &&
+		    !strcmp(name, comm))
+			found = atoi(p->d_name);
+		fclose(f);
+	}
+	closedir(procs);
+	return found;
+}
+
+/* A task's voluntary context switches: how often it went to sleep. -1 if gone. */
+static long long voluntary_switches(pid_t pid)
+{
+	char path[64], line[128];
+	long long n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %lld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/*
+ * The timer flush runs on the "pid_release" kthread that loading the module
+ * started, never on a workqueue, whose pool could start a kworker for it: at
+ * pid_max that kworker's fork would take a number a fork of the user's
+ * needed, where stock starts no thread (measure/0024). Each timer flush
+ * wakes that kthread, and nothing else does.
+ */
+TEST(timer_flush_runs_on_its_own_kthread)
+{
+	long long before, flushes;
+	pid_t worker, p;
+	int i;
+
+	unload_module();
+	ASSERT_EQ(-1, kthread_named("pid_release"));
+	ASSERT_EQ(0, load_module_args("pid_batch=64 pid_max_delay_ms=50"));
+	worker = kthread_named("pid_release");
+	ASSERT_LT(0, worker);
+	ASSERT_EQ(0, write_str(PID_STATS, "0"));
+	before = voluntary_switches(worker);
+	ASSERT_LE(0, before);
+	for (i = 0; i < 3; i++) {
+		/* one exit, queued; the timer frees it 50 ms later */
+		p = fork();
+		if (p == 0)
+			_exit(0);
+		ASSERT_LT(0, p);
+		waitpid(p, NULL, 0);
+		usleep(300000);
+	}
+	flushes = pid_stat("flush_timer");
+	TH_LOG("%lld timer flushes, the kthread slept %lld times meanwhile", flushes,
+	       voluntary_switches(worker) - before);
+	EXPECT_LE(3, flushes);
+	EXPECT_LE(before + flushes, voluntary_switches(worker));
+	EXPECT_EQ(0, unload_module());
+	/* stopped at the unload; kthreadd reaps it a moment later */
+	for (i = 0; i < 100 && kthread_named("pid_release") > 0; i++)
+		usleep(10000);
+	EXPECT_EQ(-1, kthread_named("pid_release"));
+}
+
 static pid_t clone3_set_tid(pid_t tid)
 {
 	struct clone_args args = {
