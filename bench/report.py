@@ -592,7 +592,8 @@ def merge_set_summary(path, which):
     rows = [(w, ipo[w]["posted"]) for w in pathlen.SCALING
             if "posted" in ipo.get(w, {}) and "vs_stock" in ipo[w]["posted"]]
     if rows:
-        out.append("  Instructions per operation, posted against stock:")
+        out.append("  Instructions per operation, posted against stock (the posted kernel")
+        out.append("  carries both series: these are theirs together):")
         for w, rec in rows:
             out.append(f"    {w:16} {rec['vs_stock'] * 100:+.2f} % "
                        f"{plus_minus(rec['uncertainty'], rec.get('boots', rec['n']))}")

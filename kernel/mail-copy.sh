@@ -17,9 +17,12 @@ name=$(git config user.name) || name=
 email=$(git config user.email) || email=
 [ -n "$name" ] && [ -n "$email" ] ||
 	die "no git identity to sign the mail copy with; set user.name and user.email (MAIL=0 exports the committed series alone)"
-case "$name <$email>" in
-"$ph" | *"<${ph#*<}") die "the git identity '$name <$email>' is the placeholder's" ;;
+ph_email=${ph#*<}
+ph_email=${ph_email%>}
+case "$(echo "$email" | tr -d '[:space:]' | tr '[:upper:]' '[:lower:]')" in
+"$ph_email") die "the git identity '$name <$email>' is the placeholder's" ;;
 esac
+[ "$name <$email>" != "$ph" ] || die "the git identity '$name <$email>' is the placeholder's"
 mkdir -p "$mail"
 cp -r "$series"/. "$mail/"
 # A From: header is 7-bit: a name outside ASCII goes in RFC 2047's encoded form.
@@ -45,6 +48,7 @@ PY
 	die "rewriting the identity failed"
 # Whatever the rewrite missed: a message's From: or Signed-off-by: (column 0,
 # never a diff line) that still names the placeholder's address.
-left=$(grep -rnE "^(From|Signed-off-by): .*<${ph#*<}" "$mail" --include='*.patch' | head -n 3)
+addr=${ph#*<}
+left=$(grep -rniE "^(From|Signed-off-by): " "$mail" --include='*.patch' | grep -iF "<$addr" | head -n 3)
 [ -z "$left" ] || die "the placeholder is still in $(echo "$left" | head -n 1)"
 echo "kernel: mail copy with $name <$email> in $mail" >&2

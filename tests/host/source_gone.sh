@@ -16,12 +16,14 @@ series=$(echo "${SOURCE_VERSION%-*}" | cut -d. -f1-2)
 
 # repo <dir> <package> <version>: a repository whose suite "gone" offers one package
 repo() {
-	local p=main/binary-amd64/Packages d=$1/dists/gone
-	mkdir -p "$d/main/binary-amd64"
+	local arch p d=$1/dists/gone
+	arch=$(dpkg --print-architecture)
+	p=main/binary-$arch/Packages
+	mkdir -p "$d/main/binary-$arch"
 	printf '%s\n' "Package: $2" "Version: $3" "Architecture: all" \
 		"Maintainer: nobody <nobody@example.org>" "Filename: pool/$2_$3_all.deb" "Size: 100" \
 		"SHA256: $(printf '0%.0s' {1..64})" "Description: stand-in" "" > "$d/$p"
-	printf '%s\n' "Suite: gone" "Codename: gone" "Components: main" "Architectures: amd64 all" \
+	printf '%s\n' "Suite: gone" "Codename: gone" "Components: main" "Architectures: $arch all" \
 		"Date: $(date -Ru)" "SHA256:" " $(sha256sum < "$d/$p" | cut -d' ' -f1) $(stat -c %s "$d/$p") $p" \
 		> "$d/Release"
 }
