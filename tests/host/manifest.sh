@@ -40,7 +40,7 @@ else
 	rc=1
 fi
 if [ -n "$unexpected" ]; then
-	while IFS= read -r u; do echo "not ok manifest: '$u' is not in tests/expected-results.txt"; done <<< "$unexpected"
+	while IFS= read -r u; do echo "not ok manifest: '$u' is not in ${manifest##*/tests/}"; done <<< "$unexpected"
 	rc=1
 fi
 # A failure is already a "not ok" line of its own; here only ok against skip.
