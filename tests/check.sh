@@ -53,6 +53,15 @@ report() {
 	done
 }
 
+# tee_lines <file>: report's line-by-line copy to stdout, and to <file>.
+tee_lines() {
+	local line
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		printf '%s\n' "$line" >> "$1"
+	done
+}
+
 echo "TAP version 13"
 mkdir -p "$out"
 
@@ -90,18 +99,14 @@ docs_build() {
 # <results.log>.streamed. run-vm.sh rewrites results.log without its CRs at
 # the end, under a new inode, while tail -f reads the old one to its end.
 stream() {
-	local log=$1 pid=$2 line
+	local log=$1 pid=$2
 	: > "$log.streamed"
 	while [ ! -e "$log" ]; do
 		kill -0 "$pid" 2> /dev/null || return 0
 		sleep 1
 	done
 	tail -n +1 -f --pid="$pid" "$log" 2> /dev/null | sed -u 's/\r//g' |
-		grep --line-buffered -aE "^(not )?ok |^# [^ ]+: " |
-		while IFS= read -r line; do
-			printf '%s\n' "$line"
-			printf '%s\n' "$line" >> "$log.streamed"
-		done
+		grep --line-buffered -aE "^(not )?ok |^# [^ ]+: " | tee_lines "$log.streamed"
 }
 
 # guest <dir> <description> <cap> <reserve> <run-vm.sh mode and kernel args...>:
@@ -476,15 +481,6 @@ done
 report < <(manifest_checks)
 report < <(host_manifest)
 echo "# check: every step ended"
-}
-
-# tee_lines <file>: report's line-by-line copy to stdout, and to <file>.
-tee_lines() {
-	local line
-	while IFS= read -r line; do
-		printf '%s\n' "$line"
-		printf '%s\n' "$line" >> "$1"
-	done
 }
 
 body | tap_number

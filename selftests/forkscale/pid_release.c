@@ -77,34 +77,46 @@ static int tasks_in_pid_range(void)
 }
 
 /*
- * Logs the kernel threads (kthreadd's children) whose pid lies in the range
- * tasks_in_pid_range() counts: one that started at the limit took a number
- * that a fork of the test's would have had.
+ * Fills @comm (64 bytes) with the name of @pid if it is a kernel thread
+ * (kthreadd's child): 0, or -1 if it is not one, or gone. A kernel thread's
+ * name has no ") ", so "pid (comm) state ppid" parses.
+ */
+static int kthread_comm(int pid, char *comm)
+{
+	char path[64], line[256];
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f) ||
+	    sscanf(line, "%*d (%63[^)]) %*c %d", comm, &ppid) != 2)
+		ppid = 0;
+	fclose(f);
+	return ppid == 2 ? 0 : -1;
+}
+
+/*
+ * Logs the kernel threads whose pid lies in the range tasks_in_pid_range()
+ * counts: one that started at the limit took a number that a fork of the
+ * test's would have had.
  */
 static void log_kthreads_in_pid_range(void)
 {
 	const int lo = 300, hi = atoi(TEST_PID_MAX);
-	char path[64], line[256], comm[64];
 	struct dirent *p;
 	DIR *procs = opendir("/proc");
-	FILE *f;
-	int pid, ppid;
+	char comm[64];
+	int pid;
 
 	if (!procs)
 		return;
 	while ((p = readdir(procs))) {
 		pid = atoi(p->d_name);
-		if (pid < lo || pid >= hi)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		/* "pid (comm) state ppid": comm has no ") " in a kernel thread */
-		if (fgets(line, sizeof(line), f) &&
-		    sscanf(line, "%*d (%63[^)]) %*c %d", comm, &ppid) == 2 && ppid == 2)
+		if (pid >= lo && pid < hi && !kthread_comm(pid, comm))
 			fprintf(stderr, "# kernel thread %d (%s) in the pid range\n", pid, comm);
-		fclose(f);
 	}
 	closedir(procs);
 }
@@ -323,27 +335,18 @@ TEST(reuse_within_max_delay)
 /* The pid of the kernel thread named @comm, or -1. */
 static pid_t kthread_named(const char *comm)
 {
-	char path[64], line[256], name[64];
 	struct dirent *p;
 	DIR *procs = opendir("/proc");
 	pid_t found = -1;
-	FILE *f;
-	int ppid;
+	char name[64];
+	int pid;
 
 	if (!procs)
 		return -1;
 	while (found < 0 && (p = readdir(procs))) {
-		if (p->d_name[0] < '0' || p->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/stat", atoi(p->d_name));
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(line, sizeof(line), f) &&
-		    sscanf(line, "%*d (%63[^)]) %*c %d", name, &ppid) == 2 && ppid == 2 &&
-		    !strcmp(name, comm))
-			found = atoi(p->d_name);
-		fclose(f);
+		pid = atoi(p->d_name);
+		if (pid > 0 && !kthread_comm(pid, name) && !strcmp(name, comm))
+			found = pid;
 	}
 	closedir(procs);
 	return found;
