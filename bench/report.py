@@ -5,6 +5,7 @@
     report.py <raw.txt> <results.json> <results-dir>
     report.py --summary <bench.json>     (plain text, for the measurement series' cover letter)
     report.py --summary-cgroup|--summary-pid <bench.json>
+    report.py --summary-measure <bench.json>   (the same as --summary)
                                          (the figures a merge-set series' cover letter quotes)
     report.py --render <results-dir>     (results.md again from results/bench.json, when
                                           only the report's wording or verdicts changed)
@@ -565,7 +566,7 @@ def merge_set_summary(path, which):
         summary = json.load(f)
     pl = load_pathlen(os.path.dirname(os.path.dirname(os.path.abspath(path)))) or {}
     m, pm = summary["meta"], pl.get("meta", {})
-    out = [f"Measured on the posted kernel (7.3.4 with the cgroup and pid series as",
+    out = [f"Measured on the posted kernel (7.3.4 with the merge set's four series as",
            "posted, nothing else) and on stock 7.3.4, each booted on its own:",
            f"lock counts from make bench of {m.get('date', '?')}, forkscale",
            f"{m.get('commit', '?')}, with LOCK_STAT, {m.get('accel', '?').upper()} on "
@@ -593,7 +594,7 @@ def merge_set_summary(path, which):
             if "posted" in ipo.get(w, {}) and "vs_stock" in ipo[w]["posted"]]
     if rows:
         out.append("  Instructions per operation, posted against stock (the posted kernel")
-        out.append("  carries both series: these are theirs together):")
+        out.append("  carries all four series: these are theirs together):")
         for w, rec in rows:
             out.append(f"    {w:16} {rec['vs_stock'] * 100:+.2f} % "
                        f"{plus_minus(rec['uncertainty'], rec.get('boots', rec['n']))}")
@@ -627,7 +628,7 @@ def main():
             sys.exit(1)
         merge_set_summary(sys.argv[2], sys.argv[1].removeprefix("--summary-"))
         return
-    if len(sys.argv) == 3 and sys.argv[1] == "--summary":
+    if len(sys.argv) == 3 and sys.argv[1] in ("--summary", "--summary-measure"):
         if not os.path.exists(sys.argv[2]):
             sys.exit(1)
         cover_summary(sys.argv[2])

@@ -302,24 +302,72 @@ devtree() {
 	echo "$dev"
 }
 
-# The series a development-tree commit belongs to: "measure" for a NOT FOR MERGE
-# commit, otherwise its subsystem, the subject's first word before ":" after an
-# optional "selftests: " (cgroup, pid); the pid-number suites' fixes ("selftests/pidfd:")
-# go with pid. Each is exported to a directory of its own.
+# The series a development-tree commit belongs to, by its subject: "measure" for a
+# NOT FOR MERGE commit; the cgroup.kill fix and its test ("cgroup-kill", for the
+# fixes branch and stable); the other cgroup change ("cgroup-read", the clone-time
+# read, an RFC); the test_freezer fixes ("selftests-cgroup"); pid and the pid-number
+# suites' fixes ("pid"). Each is exported to a directory of its own, with the
+# letter kernel/cover/<series>.txt.
 series_of() { # <subject>
 	case $1 in
 	"NOT FOR MERGE"*) echo measure ;;
-	"selftests/pidfd:"* | "selftests/pid_namespace:"* | "selftests/clone3:"*) echo pid ;;
-	*) local s=${1#selftests: }; echo "${s%%:*}" ;;
+	"cgroup: kill "* | "selftests/cgroup: test cgroup.kill "*) echo cgroup-kill ;;
+	"cgroup: "*) echo cgroup-read ;;
+	"selftests/cgroup: "*) echo selftests-cgroup ;;
+	"pid: "* | "selftests/pidfd: "* | "selftests/pid_namespace: "* | "selftests/clone3: "*) echo pid ;;
+	*) echo "?" ;;
 	esac
 }
 
-# What each series' cover letter says of the figures (bench/report.py).
-summary_mode() { # <series>
-	case $1 in
-	measure) echo --summary ;;
-	*) echo "--summary-$1" ;;
-	esac
+# A header of a series' letter text: the lines "<field>: value" before its first
+# blank line (Subject, To, Cc, In-Reply-To, Prefix, Figures, Depends-on), one
+# value per line.
+cover_field() { # <series> <field>
+	sed -n -e '/^$/q' -e "s/^$2: //p" "$top/kernel/cover/$1.txt"
+}
+
+# The people and lists a series goes to, "To: ..." and "Cc: ..." lines: the
+# maintainers scripts/get_maintainer.pl names for its patches (run on the
+# development tree, without git history, so two exports agree) in To, its
+# reviewers and lists in Cc, then those its letter text names. Nobody twice, and
+# To wins. Nothing for the measurement series, which is not sent.
+recipients() { # <series> <patch>...
+	local name=$1 line addr
+	shift
+	[ "$name" != measure ] || return 0
+	declare -A seen=()
+	local -a to=() cc=() kselftest=() found
+	mapfile -t found < <(cd "$CACHE/dev" && perl scripts/get_maintainer.pl --no-git \
+		--no-git-fallback --no-fixes --no-tree "$@")
+	[ "${#found[@]}" -gt 0 ] || die "get_maintainer.pl named nobody for series $name"
+	for line in "${found[@]}"; do
+		case $line in
+		# The selftest framework's maintainers are the addressees of a series
+		# of tests alone; they are copied on a series with a test beside a fix.
+		*"(maintainer:KERNEL SELFTEST FRAMEWORK)") kselftest+=("${line%% (*}") ;;
+		*"(maintainer:"*) to+=("${line%% (*}") ;;
+		*) cc+=("${line%% (*}") ;;
+		esac
+	done
+	if [ "${#to[@]}" -gt 0 ]; then
+		cc=("${kselftest[@]}" "${cc[@]}")
+	else
+		to=("${kselftest[@]}")
+	fi
+	mapfile -t -O "${#to[@]}" to < <(cover_field "$name" To)
+	mapfile -t -O "${#cc[@]}" cc < <(cover_field "$name" Cc)
+	for line in "${to[@]}"; do
+		addr=${line##*<}
+		[ -z "${seen[$addr]:-}" ] || continue
+		seen[$addr]=1
+		echo "To: $line"
+	done
+	for line in "${cc[@]}"; do
+		addr=${line##*<}
+		[ -z "${seen[$addr]:-}" ] || continue
+		seen[$addr]=1
+		echo "Cc: $line"
+	done
 }
 
 # Writes each series (a run of consecutive commits with one series_of) to
@@ -339,7 +387,7 @@ export_series() {
 	while read -r c subj; do
 		name=$(series_of "$subj")
 		[[ $name =~ ^[a-z0-9_-]+$ ]] && [ "$name" != series ] ||
-			die "commit $c: no series name in its subject '$subj'"
+			die "commit $c: no series for its subject '$subj' (kernel.sh series_of)"
 		[ -f "$top/kernel/cover/$name.txt" ] ||
 			die "commit $c: series $name has no cover letter text kernel/cover/$name.txt"
 		if [ "$name" != "$prev" ]; then
@@ -352,23 +400,47 @@ export_series() {
 		lasts[${#lasts[@]}-1]=$c
 	done < <(git -C "$dev" log --reverse --format='%H %s' forkscale-base..HEAD)
 	[ "${#names[@]}" -gt 0 ] || die "no commits on forkscale-base in $dev"
+	local dep
+	for name in "${names[@]}"; do
+		while read -r dep; do
+			case $seen in *" $dep "*) ;; *) die "series $name depends on $dep, which is not exported" ;; esac
+		done < <(cover_field "$name" Depends-on)
+	done
 
 	# Every series directory goes, a renamed or dropped one included.
 	rm -f "$SERIES_DIR"/*.patch
-	local i d
+	local i d tmp
 	for d in "$SERIES_DIR"/*/; do
 		[ ! -f "$d/0000-cover-letter.patch" ] || rm -rf "${d:?}"
 	done
+	tmp=$(mktemp -d)
 	: > "$SERIES_DIR/series"
 	for i in "${!names[@]}"; do
 		name=${names[i]}
-		git -C "$dev" -c diff.context=3 -c diff.algorithm=myers -c diff.renames=true \
-			format-patch -q -n --zero-commit --no-signature --abbrev=12 \
-			-o "$SERIES_DIR/$name" "${firsts[i]}^..${lasts[i]}"
+		local range=${firsts[i]}^..${lasts[i]} prefix reply
+		local -a fmt=(-c diff.context=3 -c diff.algorithm=myers -c diff.renames=true
+			format-patch -q -n --zero-commit --no-signature --abbrev=12)
+		prefix=$(cover_field "$name" Prefix)
+		reply=$(cover_field "$name" In-Reply-To)
+		fmt+=(--subject-prefix="${prefix:-PATCH}")
+		[ -z "$reply" ] || fmt+=(--in-reply-to="$reply")
+		# The recipients come from the patches themselves, so a first export
+		# without them feeds get_maintainer.pl.
+		rm -rf "${tmp:?}/$name"
+		git -C "$dev" "${fmt[@]}" -o "$tmp/$name" "$range"
+		recipients "$name" "$tmp/$name"/*.patch > "$tmp/$name.rcpt" || exit 1
+		while IFS= read -r d; do
+			case $d in
+			"To: "*) fmt+=(--to="${d#To: }") ;;
+			"Cc: "*) fmt+=(--cc="${d#Cc: }") ;;
+			esac
+		done < "$tmp/$name.rcpt"
+		git -C "$dev" "${fmt[@]}" -o "$SERIES_DIR/$name" "$range"
 		(cd "$SERIES_DIR" && ls -- "$name"/[0-9]*.patch) >> "$SERIES_DIR/series"
-		cover_letter "$dev" "$name" "${firsts[i]}^" "${lasts[i]}" \
+		cover_letter "$dev" "$name" "${firsts[i]}^" "${lasts[i]}" "$tmp/$name.rcpt" \
 			> "$SERIES_DIR/$name/0000-cover-letter.patch"
 	done
+	rm -rf "$tmp"
 	posted_series
 	mail_copy
 	log "exported ${names[*]}: $(grep -c . "$SERIES_DIR/series") patches, with a cover letter each, to $SERIES_DIR"
@@ -379,8 +451,8 @@ export_series() {
 posted_series() {
 	mkdir -p "$top/kernel/posted"
 	{
-		echo "# The merge set alone, as posted: stock 7.3 plus the cgroup and pid series (written by"
-		echo "# make patches; make conformance builds and boots it)."
+		echo "# The merge set alone, as posted: stock 7.3 plus every series but measure/ (written"
+		echo "# by make patches; make conformance builds and boots it)."
 		grep -v '^measure/' "$SERIES_DIR/series" | sed 's|^|../patches/|'
 	} > "$top/kernel/posted/series"
 }
@@ -396,25 +468,36 @@ mail_copy() {
 		die "the series is exported to $SERIES_DIR, but not copied for mailing (above)"
 }
 
-# A series' cover letter: kernel/cover/<series>.txt (subject and motivation), its
-# figures from the committed results, shortlog, diffstat and base. Everything comes
-# from commits and committed files, so two exports give the same bytes, and
+# A series' cover letter: kernel/cover/<series>.txt (its headers, then the
+# motivation), its figures from the committed results (the Figures header names
+# which, bench/report.py --summary-<which>), shortlog, diffstat and base. Everything
+# comes from commits and committed files, so two exports give the same bytes, and
 # tests/host/cover_figures.sh can check the figures against the results.
-cover_letter() { # <dev> <series> <base> <last>
-	local dev=$1 name=$2 base=$3 last=$4 text=$top/kernel/cover/$2.txt n
+cover_letter() { # <dev> <series> <base> <last> <recipients file>
+	local dev=$1 name=$2 base=$3 last=$4 text=$top/kernel/cover/$2.txt n prefix reply figures
 	[ -f "$text" ] || die "no cover letter text $text for series $name"
 	n=$(git -C "$dev" rev-list --count "$base..$last")
+	prefix=$(cover_field "$name" Prefix)
+	reply=$(cover_field "$name" In-Reply-To)
+	figures=$(cover_field "$name" Figures)
 	echo "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001"
 	git -C "$dev" log -1 --format='From: %an <%ae>%nDate: %aD' "$last"
-	echo "Subject: [PATCH 0/$n] $(sed -n '1s/^Subject: //p' "$text")"
+	echo "Subject: [${prefix:-PATCH} 0/$n] $(cover_field "$name" Subject)"
+	# One To: and one Cc: header, folded as git format-patch folds them.
+	awk -F': ' '$1 != h { if (h) print ""; h = $1; printf "%s: %s", h, substr($0, length(h) + 3); next }
+		{ printf ",\n    %s", substr($0, length(h) + 3) }
+		END { if (h) print "" }' "$5"
+	[ -z "$reply" ] || printf 'In-Reply-To: %s\nReferences: %s\n' "$reply" "$reply"
 	echo
-	sed '1,2d' "$text"
-	echo
-	echo "Figures"
-	echo "-------"
-	echo
-	python3 "$top/bench/report.py" "$(summary_mode "$name")" "$top/Documentation/results/bench.json" ||
-		echo "(no benchmark results are committed yet: run make bench)"
+	sed '1,/^$/d' "$text"
+	if [ -n "$figures" ]; then
+		echo
+		echo "Figures"
+		echo "-------"
+		echo
+		python3 "$top/bench/report.py" "--summary-$figures" "$top/Documentation/results/bench.json" ||
+			echo "(no benchmark results are committed yet: run make bench)"
+	fi
 	echo
 	git -C "$dev" shortlog "$base..$last"
 	echo
@@ -427,12 +510,15 @@ cover_letter() { # <dev> <series> <base> <last>
 	echo "not rebased onto the maintainer's branch$(series_base_note "$name")"
 }
 
-# Which other series a series applies on top of.
+# Which other series a series applies on top of (its Depends-on headers).
 series_base_note() { # <series>
-	case $1 in
-	measure) echo ", with the cgroup and pid series applied first" ;;
-	*) echo "; applies without the other series" ;;
-	esac
+	local deps
+	deps=$(cover_field "$1" Depends-on | paste -sd, | sed 's/,/, /g')
+	if [ -n "$deps" ]; then
+		echo ", on top of the series $deps"
+	else
+		echo "; applies without the other series"
+	fi
 }
 
 cmd=${1:-build}
@@ -452,5 +538,6 @@ kdir) echo "$CACHE/build/$(build_key)" ;;
 headers) headers ;;
 devtree) devtree ;;
 export) export_series ;;
+depends) cover_field "${2:?usage: kernel.sh depends <series>}" Depends-on ;;
 *) die "unknown command '$cmd'" ;;
 esac

@@ -3,6 +3,9 @@
 # series bisects. Applies the patches one at a time in a scratch worktree and
 # builds after each (incrementally, in one O= directory), as TAP lines:
 #   ok patches-check: 3/10 0003-....patch builds (kernel, Rust doctests)
+# Then each merge-set series alone on the base, after only the series its letter
+# text names in Depends-on, as its recipients will apply it:
+#   ok patches-check: pid alone builds (kernel, Rust doctests)
 # The config is the perf flavour plus KUnit and the Rust doctests, so the
 # doctests of the Rust patches are compiled too; KASAN and lockdep are left out
 # to keep the builds short. Nothing in the build cache is touched.
@@ -70,6 +73,42 @@ for p in "${patches[@]}"; do
 		grep -E '(warning|error)' -A3 "$work/build-$i.log" | head -n 20 | sed 's/^/# /'
 		failed=1
 	fi
+done
+
+# build_here <name>: the incremental build of the tree as it stands, as one result
+build_here() {
+	local start=$SECONDS changed
+	changed=$(git -C "$tree" diff --name-only forkscale-base HEAD | sed 's/[.[\*^$]/\\&/g' | paste -sd'|')
+	if configure && "$ksh" kmake "$tree" "$obj" -s -j"$(nproc)" bzImage modules > "$work/build-alone.log" 2>&1 &&
+	   ! grep -E "^($tree/)?($changed):[0-9]+:[0-9]+: (warning|error)" "$work/build-alone.log" | grep -q . &&
+	   ! grep -E "^ *--> ($tree/)?($changed):" "$work/build-alone.log" | grep -q .; then
+		echo "ok patches-check: $1 # $((SECONDS - start)) s"
+	else
+		echo "not ok patches-check: $1"
+		grep -E '(warning|error)' -A3 "$work/build-alone.log" | head -n 20 | sed 's/^/# /'
+		failed=1
+	fi
+}
+mapfile -t merge_set < <(printf '%s\n' "${patches[@]}" | cut -d/ -f1 | grep -vx measure | uniq)
+for s in "${merge_set[@]}"; do
+	mapfile -t deps < <("$ksh" depends "$s")
+	name="$s alone builds (kernel, Rust doctests)${deps[*]:+, after ${deps[*]}}"
+	git -C "$tree" am --abort > /dev/null 2>&1
+	git -C "$tree" checkout -q --detach forkscale-base
+	mine=()
+	for p in "${patches[@]}"; do
+		for d in "${deps[@]}" "$s"; do
+			[ "${p%%/*}" != "$d" ] || mine+=("$top/kernel/patches/$p")
+		done
+	done
+	if ! git -C "$tree" -c user.name=forkscale -c user.email=forkscale@localhost \
+		am -q "${mine[@]}" > "$work/am.log" 2>&1; then
+		echo "not ok patches-check: $name"
+		echo "# does not apply"
+		failed=1
+		continue
+	fi
+	build_here "$name"
 done
 git -C "$base" worktree remove --force "$tree"
 exit $failed

@@ -3,7 +3,7 @@
 committed results (Documentation/results/bench.json, Documentation/pathlen.json).
 cover_figures.sh checks the generated figures; this checks the prose around them:
 
-- the figures were measured on the code being posted: the merge set's diffs at the
+- the figures were measured on the code being posted: the merge set's kernel diffs at the
   commits the two runs name are this tree's (a changed patch makes every claim stale
   until make bench runs again);
 - no letter says the posting was not measured, or measured on something else, while
@@ -26,32 +26,59 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(TOP, "bench"))
 from report import SINGLE_PID_WORKLOADS, free_side_hold  # noqa: E402
 
-MERGE_SET = ("cgroup", "pid")
-
-
 def diffs(text):
     """A patch's diff alone: what is applied, not what is said."""
     i = text.find("\ndiff --git ")
     return text[i:] if i >= 0 else ""
 
 
+def merge_set(series_text):
+    """The merge set's patches, "<series>/<name>", in the order the series file
+    applies them: every series but the measurement one."""
+    out = []
+    for line in series_text.splitlines():
+        line = line.split("#")[0].strip()
+        if line and not line.startswith("measure/"):
+            out.append(line)
+    return out
+
+
 def merge_set_files(patches):
-    for series in MERGE_SET:
-        d = os.path.join(patches, series)
-        for name in sorted(os.listdir(d)):
-            if name.endswith(".patch"):
-                yield f"{series}/{name}", os.path.join(d, name)
+    with open(os.path.join(patches, "series")) as f:
+        names = merge_set(f.read())
+    letters = sorted({n.split("/")[0] + "/0000-cover-letter.patch" for n in names})
+    for rel in letters + names:
+        yield rel, os.path.join(patches, rel)
+
+
+def measured_code(diff):
+    """Whether a diff changes what the kernel runs: a patch to the selftests alone
+    changes no figure of make bench."""
+    files = re.findall(r"^diff --git a/(\S+) ", diff, re.M)
+    return any(not f.startswith("tools/testing/") for f in files)
+
+
+def git_show(commit, path):
+    r = subprocess.run(["git", "-C", TOP, "show", f"{commit}:{path}"],
+                       capture_output=True, text=True)
+    return r.stdout if r.returncode == 0 else None
 
 
 def stale(patches, commit):
-    """The merge-set patches whose diff differs from the one at <commit>."""
+    """The merge-set patches whose kernel code was not in the merge set at <commit>,
+    by their diffs, wherever the series were laid out then."""
+    old_series = git_show(commit, "kernel/patches/series") or ""
+    old = set()
+    for rel in merge_set(old_series):
+        text = git_show(commit, f"kernel/patches/{rel}")
+        if text is not None:
+            old.add(diffs(text))
     out = []
     for rel, path in merge_set_files(patches):
         if rel.endswith("0000-cover-letter.patch"):
             continue
-        old = subprocess.run(["git", "-C", TOP, "show", f"{commit}:kernel/patches/{rel}"],
-                             capture_output=True, text=True)
-        if old.returncode != 0 or diffs(old.stdout) != diffs(open(path).read()):
+        d = diffs(open(path).read())
+        if measured_code(d) and d not in old:
             out.append(rel)
     return out
 
