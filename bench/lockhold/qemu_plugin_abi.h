@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The part of QEMU's TCG plugin interface (API version 1, QEMU 7.2) that
- * lockhold.c uses, declared here because Debian ships qemu-plugin.h only in
- * QEMU's source package. The names and types are QEMU's; lockhold.so is
- * resolved against the qemu-system-x86_64 that loads it.
+ * The part of QEMU's TCG plugin interface (API version 1, QEMU 7.2) that the
+ * plugins under bench/ use (lockhold, pathprof, c2c), declared here because
+ * Debian ships qemu-plugin.h only in QEMU's source package. The names and types
+ * are QEMU's; each plugin is resolved against the qemu-system-x86_64 that
+ * loads it.
  */
 #ifndef FORKSCALE_QEMU_PLUGIN_ABI_H
 #define FORKSCALE_QEMU_PLUGIN_ABI_H
@@ -21,6 +22,7 @@ typedef uint32_t qemu_plugin_meminfo_t;
 typedef struct qemu_info_t qemu_info_t;	/* not read: opaque here */
 struct qemu_plugin_tb;
 struct qemu_plugin_insn;
+struct qemu_plugin_hwaddr;
 
 enum qemu_plugin_cb_flags {
 	QEMU_PLUGIN_CB_NO_REGS,
@@ -70,6 +72,11 @@ const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
 bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
+/* valid only inside a memory callback, for the access it reports */
+struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info,
+						  uint64_t vaddr);
+bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *haddr);
+uint64_t qemu_plugin_hwaddr_phys_addr(const struct qemu_plugin_hwaddr *haddr);
 int qemu_plugin_n_max_vcpus(void);
 
 #endif
