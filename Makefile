@@ -127,7 +127,7 @@ STOCK_KERNEL = SERIES_DIR='$(CURDIR)/kernel/stock' CACHE='$(CACHE)' \
 POSTED_KERNEL = SERIES_DIR='$(CURDIR)/kernel/posted' CACHE='$(CACHE)' \
 	$(foreach v,TARBALL CONFIG_DIR,$(if $($(v)),$(v)='$($(v))')) kernel/kernel.sh
 # PATHLEN=1 counts lock holds with bench/lockhold on the perf kernels alone.
-BENCH_FLAVOURS = perf $(if $(filter 1,$(PATHLEN)),,debug)
+BENCH_FLAVOURS = perf $(if $(filter 1,$(PATHLEN) $(C2C)),,debug)
 bench: $(if $(PREBUILT),,deps)
 	@$(if $(PREBUILT),true,for f in $(BENCH_FLAVOURS); do \
 		echo "bench: building the $$f kernels (cached) and initramfs"; \

@@ -8,7 +8,8 @@
 # Throughput comes from the perf flavour, lock statistics from the debug flavour
 # (LOCK_STAT). Environment: SMP (comma list of vCPU counts), QUICK=1 (short
 # run), REPS, LOCK_REPS, SECS, MIGRATIONS override the mode's defaults;
-# RESULTS (where the report goes, default Documentation/); VARIANTS (the series'
+# RESULTS (where the report goes, default Documentation/); C2C=1 (cache-line
+# transfers per operation, Documentation/c2c.md; below); VARIANTS (the series'
 # variants to run, default all) and WORKLOADS (default all), comma lists;
 # KERNELS=series boots the series alone, to compare two of its variants (by
 # default stock and the posted kernel, stock plus the merge set alone, boot
@@ -33,26 +34,41 @@ fi
 # held (bench/lockhold). PREBUILT images without the plugin boot the lockstat
 # flavour (perf plus LOCK_STAT) for holds instead, as before the plugin.
 pathlen=${PATHLEN:-0}
-lock_flavour=debug boot_args= boot_per_variant=0
+# In every mode each series variant boots on its own, as stock and posted do: a
+# boot's history moves what a fork costs. In one boot of seven variants the
+# memcg object stock's functions cost forkexit about 2200 instructions per op
+# more after the second variant, and as much again after the fifth
+# (Documentation/results/pathprof-forkexit.txt, from bench/pathprof), and a
+# variant's place in a shared boot moved forkexit by up to 1.8 %; one variant
+# per boot gives every variant one history.
+lock_flavour=debug boot_args= boot_per_variant=1
 if [ "$pathlen" = 1 ]; then
 	smp_list=1 lock_flavour=lockstat
 	# exec's randomised layout (stack, mmap base, brk) decides how many page-table
 	# pages a process needs: noise in forkexit's path length, stock's as much as
 	# the series'. A fixed layout leaves the differences the kernels make.
 	boot_args=norandmaps
-	# Each series variant boots on its own, as stock and posted do: a boot's
-	# history moves what a fork costs. In one boot of seven variants the memcg
-	# object stock's functions cost forkexit about 2200 instructions per op
-	# more after the second variant, and as much again after the fifth
-	# (Documentation/results/pathprof-forkexit.txt, from bench/pathprof); one
-	# variant per boot gives every variant one history.
-	boot_per_variant=1
 	[ "${QUICK:-0}" = 1 ] && reps=${REPS:-2} || reps=${REPS:-3}
 fi
-series_variants=${VARIANTS:-locked,pinned,seqcount,rwlock,module,module_nobatch,module_all}
+# C2C=1: cache-line transfers per operation, counted by the c2c plugin
+# (bench/c2c) on the perf kernels under multi-threaded TCG, each variant
+# booted on its own, at least 3 boots each; no lock statistics.
+c2c=${C2C:-0}
+if [ "$c2c" = 1 ]; then
+	[ "$pathlen" != 1 ] || { echo "bench: error: C2C=1 and PATHLEN=1 are separate runs" >&2; exit 1; }
+	lock_reps=0
+	[ "${QUICK:-0}" = 1 ] && reps=${REPS:-3} || reps=${REPS:-5}
+	[ "$reps" -ge 3 ] || { echo "bench: error: C2C=1 needs REPS of 3 or more" >&2; exit 1; }
+fi
+series_variants=locked,pinned,seqcount,rwlock,module,module_nobatch,module_all
+# C2C=1 also boots module_all with its per-CPU state packed as before it was
+# cache-line aligned: the false sharing the alignment removed, in the same run.
+[ "$c2c" != 1 ] || series_variants=$series_variants,module_all_packed
+series_variants=${VARIANTS:-$series_variants}
 workloads=threadspawn,forkexit,clone_processes,pgrp_exit,migrate_pingpong
 # Not under PATHLEN=1: threadspawn_disturbed's disturber would count as the spawns' instructions.
-[ "$pathlen" = 1 ] || workloads=$workloads,threadspawn_disturbed
+# Nor under C2C=1, where its transfers would count as the spawns'.
+[ "$pathlen" = 1 ] || [ "$c2c" = 1 ] || workloads=$workloads,threadspawn_disturbed
 workloads=${WORKLOADS:-$workloads}
 results=${RESULTS:-$top/Documentation}
 kernels=${KERNELS:-stock series posted}
@@ -86,10 +102,11 @@ initrd_of() { # <flavour>
 # (below), which leaves the lockstat kernels nothing to add. A PREBUILT
 # directory from bench/bundle.sh carries the plugin and each image's System.map;
 # one without the plugin boots the lockstat images instead.
-lockhold=0 plugin_so=$out/lockhold.so
+lockhold=0 plugin_so=$out/lockhold.so c2c_so=$out/c2c.so
 if [ -n "${PREBUILT:-}" ]; then
-	plugin_so=$PREBUILT/lockhold.so
+	plugin_so=$PREBUILT/lockhold.so c2c_so=$PREBUILT/c2c.so
 	[ ! -f "$plugin_so" ] || [ "$pathlen" != 1 ] || lockhold=1 lock_reps=0
+	[ "$c2c" != 1 ] || [ -f "$c2c_so" ] || die "C2C=1: no c2c.so in $PREBUILT"
 elif [ "$pathlen" = 1 ]; then
 	lockhold=1 lock_reps=0
 fi
@@ -149,6 +166,7 @@ raw=$out/raw.txt
 		echo "meta base=Debian_linux-source-7.3_$("$top/scripts/fetch-source.sh" version 2>/dev/null || echo "${TARBALL:-unknown}")"
 	fi
 	echo "meta pathlen=$pathlen"
+	echo "meta c2c=$c2c"
 	echo "meta boot_args=$(echo "${boot_args:-none}" | tr ' ' ,)"
 	echo "meta boot_per_variant=$boot_per_variant"
 	echo "meta quick=${QUICK:-0} reps=$reps lock_reps=$lock_reps secs=$secs migrations=$migrations"
@@ -164,6 +182,8 @@ raw=$out/raw.txt
 lockhold_locks="css_set_lock pidmap_lock tasklist_lock css_set_clone_lock"
 [ "$lockhold" = 0 ] || [ -n "${PREBUILT:-}" ] || make -s -C "$top/bench/lockhold" O="$out" ||
 	die "cannot build bench/lockhold"
+[ "$c2c" = 0 ] || [ -n "${PREBUILT:-}" ] || make -s -C "$top/bench/c2c" O="$out" ||
+	die "cannot build bench/c2c"
 sysmap_of() { # <flavour> <kernel>
 	local b
 	b=$(kernel_of "$1" "$2")
@@ -172,6 +192,11 @@ sysmap_of() { # <flavour> <kernel>
 }
 # plugin_of <flavour> <kernel> <report>: PLUGIN for run-vm.sh, or nothing
 plugin_of() {
+	if [ "$c2c" = 1 ] && [ "$1" = perf ]; then
+		# 2^25 lines of table: the guests' 2 GiB, each line a slot of its own
+		echo "$c2c_so,out=$3,start=mark,lines=25"
+		return
+	fi
 	[ "$lockhold" = 1 ] && [ "$1" = perf ] || return 0
 	local map l addr args=""
 	map=$(sysmap_of "$1" "$2")
@@ -216,10 +241,10 @@ for entry in "${plan[@]}"; do
 	done
 	if [ $ok = 1 ]; then
 		sed -nE "s/^(bench[a-z-]*) /\1 smp=$smp flavour=$flavour kernel=$k /p" "$dir/results.log" >> "$raw"
-		[ -z "$plugin" ] || python3 "$top/bench/lockhold/collect.py" "$dir.lockhold" \
-			"$dir/results.log" "$(sysmap_of "$flavour" "$k")" \
+		[ -z "$plugin" ] || python3 "$top/bench/$([ "$c2c" = 1 ] && echo c2c || echo lockhold)/collect.py" \
+			"$dir.lockhold" "$dir/results.log" "$(sysmap_of "$flavour" "$k")" \
 			"smp=$smp" "flavour=$flavour" "kernel=$k" >> "$raw" ||
-			echo "bench-error smp=$smp flavour=$flavour kernel=$k variant=$variants rep=$rep what=lockhold_report_unusable" >> "$raw"
+			echo "bench-error smp=$smp flavour=$flavour kernel=$k variant=$variants rep=$rep what=plugin_report_unusable" >> "$raw"
 	else
 		# A guest that crashed twice contributes no figures, only the error.
 		failed=$((failed + 1))
@@ -230,7 +255,10 @@ for entry in "${plan[@]}"; do
 	grep '^bench-error' "$dir/results.log" | sed 's/^/bench:   /'
 done
 
-if [ "$pathlen" = 1 ]; then
+if [ "$c2c" = 1 ]; then
+	python3 "$top/bench/c2c/report.py" "$raw" "$results" || exit 1
+	mkdir -p "$results/results" && cp "$raw" "$results/results/c2c-raw.txt" || exit 1
+elif [ "$pathlen" = 1 ]; then
 	python3 "$top/bench/pathlen.py" "$raw" "$results" || exit 1
 	# what pathlen.json came from, committed beside it
 	mkdir -p "$results/results" && cp "$raw" "$results/results/pathlen-raw.txt" || exit 1
@@ -242,7 +270,7 @@ else
 	python3 "$top/bench/report.py" "$raw" "$out/results.json" "$results" || exit 1
 fi
 # The figures review-notes.rst quotes; the cover letters follow at the next make patches.
-[ "$results" != "$top/Documentation" ] ||
+[ "$results" != "$top/Documentation" ] || [ "$c2c" = 1 ] ||
 	python3 "$top/bench/doc_figures.py" --write "$top/Documentation/review-notes.rst" || exit 1
 errors=$(grep -c '^bench-error' "$raw")
 echo "bench: done in $((SECONDS - start)) s; $failed failed boots, $errors workload errors"

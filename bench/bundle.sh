@@ -32,6 +32,7 @@ for k in stock series posted; do
 	cp "$(kdir $k)/System.map" "$dir/perf-$k.System.map"
 done
 make -s -C "$top/bench/lockhold" O="$dir" || die "cannot build bench/lockhold"
+make -s -C "$top/bench/c2c" O="$dir" || die "cannot build bench/c2c"
 [ -f "$OUT/perf/initramfs.cpio" ] || die "no perf initramfs (make initramfs FLAVOR=perf)"
 cp "$OUT/perf/initramfs.cpio" "$dir/perf.initramfs.cpio"
 {

@@ -68,13 +68,15 @@ const FLUSHES: usize = 3;
 const NR_COUNTERS: usize = FLUSHES + FlushReason::COUNT;
 
 /// One CPU's queue of dead tasks. Locked with interrupts off: a flush may come from a task walk
-/// that starts under a lock also taken in interrupts (a BPF program's).
+/// that starts under a lock also taken in interrupts (a BPF program's). On cache lines of its
+/// own, as `pid_release`'s queues are.
 ///
 /// # Invariants
 ///
 /// Whenever `tasks` is unlocked, `len` is its length, and `len` became zero only after the tasks
 /// drained before it were unlinked.
 #[pin_data]
+#[cfg_attr(not(forkscale_packed_percpu), repr(align(64)))]
 struct Queue {
     #[pin]
     tasks: SpinLockIrq<Batch<DeadTask, QUEUE_CAP>>,

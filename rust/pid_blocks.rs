@@ -30,8 +30,9 @@ use kernel::{
 /// The largest `pid_block`.
 pub(crate) const SIZE_MAX: u32 = SLOTS;
 
-/// The block one CPU draws from.
+/// The block one CPU draws from, on a cache line of its own: its CPU takes the lock on every fork.
 #[pin_data]
+#[cfg_attr(not(forkscale_packed_percpu), repr(align(64)))]
 struct Holder {
     #[pin]
     block: SpinLock<Option<PidBlock>>,

@@ -57,8 +57,11 @@ const NR_COUNTERS: usize = FLUSHES + FlushReason::COUNT;
 /// Up to `QUEUE_CAP` released pids waiting on one CPU.
 type Pids = Batch<ReleasedPid, QUEUE_CAP>;
 
-/// One CPU's queue of released pids.
+/// One CPU's queue of released pids, on cache lines of its own: its CPU writes it on every exit,
+/// and a neighbour's queue in the same line would move between the two CPUs each time. (Packed as
+/// before only in the bench's `module_all_packed` build, to measure what that cost.)
 #[pin_data]
+#[cfg_attr(not(forkscale_packed_percpu), repr(align(64)))]
 struct Queue {
     #[pin]
     pids: SpinLock<Pids>,

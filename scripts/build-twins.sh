@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Build each broken twin of tests/twins.txt: forkscale.ko with
 # --cfg forkscale_twin_<name>, in <outdir>/<name>/ (the module keeps its name,
-# so the tests load and unload it as they do forkscale.ko). Cached: a twin is
+# so the tests load and unload it as they do forkscale.ko), and the bench's
+# packed_percpu build (below). Cached: a twin is
 # rebuilt only when rust/ or the kernel build is newer than it.
 #   build-twins.sh <kdir> <outdir> [name]   (name: that twin only)
 set -euo pipefail
 kdir=$1 out=$2 only=${3:-}
 top=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
-build() { # <name>
-	local dir=$out/$1
+build() { # <name> [cfg]: --cfg forkscale_twin_<name>, or the one given
+	local dir=$out/$1 cfg=${2:-"--cfg=forkscale_twin --cfg=forkscale_twin_$1"}
 	# Rebuilt when the kernel build, rust/ or this script changed since.
 	if [ -f "$dir/forkscale.ko" ] && [ "$(cat "$dir/kdir" 2>/dev/null)" = "$kdir" ] &&
 	   [ -z "$(find "$top/rust" "$kdir/.done" "$0" -newer "$dir/forkscale.ko" -print -quit)" ]; then
@@ -20,7 +21,7 @@ build() { # <name>
 	cp "$top"/rust/*.rs "$dir/src/rust/"
 	echo 'obj-m := rust/forkscale.o' > "$dir/src/Kbuild"
 	"$top/scripts/kbuild-module.sh" "$kdir" "$dir/src" -s modules \
-		KRUSTFLAGS="--cfg=forkscale_twin --cfg=forkscale_twin_$1" > "$dir/build.log" 2>&1 ||
+		KRUSTFLAGS="$cfg" > "$dir/build.log" 2>&1 ||
 		{ echo "twins: building $1 failed:" >&2; cat "$dir/build.log" >&2; return 1; }
 	cp "$dir/src/rust/forkscale.ko" "$dir/forkscale.ko"
 	echo "$kdir" > "$dir/kdir"
@@ -44,4 +45,8 @@ for name in $names; do
 	fi
 done
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
+# Not a twin: forkscale.ko with its per-CPU queues and block holders packed, as
+# they were before they got cache lines of their own, for make bench C2C=1's
+# module_all_packed variant (the false sharing, measured in the same run).
+[ -n "$only" ] || build packed_percpu --cfg=forkscale_packed_percpu || rc=1
 exit $rc

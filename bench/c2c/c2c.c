@@ -4,7 +4,7 @@
  * events perf c2c reports on real hardware, and says which data and which code
  * caused each.
  *
- *   -plugin c2c.so,out=<file>[,lines=<log2 of the table size>]
+ *   -plugin c2c.so,out=<file>[,lines=<log2 of the table size>][,start=mark]
  *
  * For every 64-byte line of guest physical memory it keeps which vCPUs hold a
  * copy and which one wrote it last (a MESI-like state without the data):
@@ -15,7 +15,10 @@
  *    invalidates their copies: counted once, with how many copies went;
  *  - anything else (a hit, a first touch, a load of a clean line) moves no
  *    line between vCPUs and is not counted.
- * Instruction fetches, device memory and DMA are not tracked.
+ * Instruction fetches, device memory and DMA are not tracked. A locked
+ * read-modify-write is one access under multi-threaded TCG (an invalidation
+ * where others hold the line); single-threaded TCG emulates it as a load and
+ * a store, which can count a HITM as well: compare runs of one mode only.
  *
  * The state lives in a direct-mapped table indexed by line number, one 64-bit
  * word per entry: the vCPUs holding the line (bits 0-31), the last writer + 1
@@ -32,6 +35,13 @@
  * (end), as for bench/lockhold, on any vCPU: transfers are counted only inside
  * windows, and the line state is kept across them. Without a mark, the whole
  * run is window 0.
+ *
+ * A callback on every access slows TCG several times over, a kernel's boot
+ * included. With start=mark, memory is followed only from the first
+ * "xchg %dx,%dx" on: until then only the marks are instrumented, and that mark
+ * resets the plugin (qemu_plugin_reset(), which flushes the translated code),
+ * whose new translations instrument every access. The guest executes it before
+ * whatever should give the lines their state (the bench's warm-up).
  *
  * Output, per window: "window N hitm H inval I copies C evictions E dropped
  * D", then per code site and line "xfer N <pc> <line address> <address>
@@ -58,7 +68,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define WRITER_MASK 0x3fULL
 #define TAG_SHIFT 38
 #define TAG_LIMIT (1ULL << (64 - TAG_SHIFT))
-#define MAX_RECORDS 65536	/* a power of two */
+#define MAX_RECORDS 262144	/* a power of two */
 
 enum event { NONE, HITM, INVAL };
 
@@ -77,6 +87,8 @@ static int window_seen;
 static _Atomic int window_active = 1;	/* window 0 until a begin mark */
 static _Atomic uint64_t evictions;
 static FILE *out;
+static int start_at_mark;	/* start=mark */
+static _Atomic int armed;	/* the start mark was seen */
 
 static struct record *record_of(uint64_t pc, uint64_t line)
 {
@@ -212,7 +224,9 @@ static void on_mark(unsigned int vcpu, void *begin)
 {
 	(void)vcpu;
 	pthread_mutex_lock(&records_lock);
-	if (begin) {
+	if (!out) {
+		/* a vCPU still running after at_exit */
+	} else if (begin) {
 		if (window_seen && atomic_load(&window_active))
 			fprintf(out, "unclosed %" PRIu64 "\n", window_no);
 		memset(records, 0, sizeof(records));
@@ -231,9 +245,30 @@ static void on_mark(unsigned int vcpu, void *begin)
 	pthread_mutex_unlock(&records_lock);
 }
 
+static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
+static void at_exit(qemu_plugin_id_t id, void *ud);
+
+/* The plugin reset by the start mark: from now on every access is followed. */
+static void on_reset(qemu_plugin_id_t id)
+{
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+}
+
+static qemu_plugin_id_t plugin_id;
+
+static void on_start_mark(unsigned int vcpu, void *ud)
+{
+	(void)vcpu;
+	(void)ud;
+	if (!atomic_exchange(&armed, 1))
+		qemu_plugin_reset(plugin_id, on_reset);
+}
+
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t i, n = qemu_plugin_tb_n_insns(tb);
+	int follow = !start_at_mark || atomic_load(&armed);
 
 	(void)id;
 	for (i = 0; i < n; i++) {
@@ -249,8 +284,15 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 							       QEMU_PLUGIN_CB_NO_REGS, begin);
 			continue;
 		}
-		qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
-						 QEMU_PLUGIN_MEM_RW, (void *)(uintptr_t)pc);
+		if (len == 3 && b[0] == 0x66 && b[1] == 0x87 && b[2] == 0xd2) {
+			if (!follow)
+				qemu_plugin_register_vcpu_insn_exec_cb(insn, on_start_mark,
+								       QEMU_PLUGIN_CB_NO_REGS, NULL);
+			continue;
+		}
+		if (follow)
+			qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
+							 QEMU_PLUGIN_MEM_RW, (void *)(uintptr_t)pc);
 	}
 }
 
@@ -267,6 +309,7 @@ static void at_exit(qemu_plugin_id_t id, void *ud)
 	}
 	fclose(out);
 	out = NULL;
+	atomic_store(&window_active, 0);
 	pthread_mutex_unlock(&records_lock);
 }
 
@@ -289,6 +332,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	for (i = 0; i < argc; i++) {
 		if (!strncmp(argv[i], "out=", 4)) {
 			path = argv[i] + 4;
+		} else if (!strcmp(argv[i], "start=mark")) {
+			start_at_mark = 1;
 		} else if (!strncmp(argv[i], "lines=", 6)) {
 			char *end;
 			unsigned long v;
@@ -311,6 +356,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	out = fopen(path, "w");
 	if (!out)
 		return fail("cannot write ", path);
+	plugin_id = id;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
 	return 0;

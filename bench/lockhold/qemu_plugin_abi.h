@@ -40,6 +40,7 @@ enum qemu_plugin_op {
 	QEMU_PLUGIN_INLINE_ADD_U64,
 };
 
+typedef void (*qemu_plugin_simple_cb_t)(qemu_plugin_id_t id);
 typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
 typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
 typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id,
@@ -78,5 +79,7 @@ struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info,
 bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *haddr);
 uint64_t qemu_plugin_hwaddr_phys_addr(const struct qemu_plugin_hwaddr *haddr);
 int qemu_plugin_n_max_vcpus(void);
+/* unregisters every callback; @cb runs once that is done, and may register anew */
+void qemu_plugin_reset(qemu_plugin_id_t id, qemu_plugin_simple_cb_t cb);
 
 #endif

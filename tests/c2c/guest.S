@@ -13,19 +13,27 @@
  *          on vCPU 0 only, increments private;
  *   pass:  baton_store writes t + 1 to baton (the ping-pong line).
  *
- * Before the window both vCPUs have read baton and shared, so inside it each
- * of the 2 * ROUNDS passes invalidates the other's copy of baton (one store
- * to a line the other holds) and the other's next read of it is a HITM;
- * pair's word goes back and forth the same way, but its first increment finds
- * the line untouched; shared and private never move. Window 1 (marked by
- * vCPU 0 around the turns and its final_load of the last pass) therefore has:
- *   baton: 2 * ROUNDS invalidations at baton_store, 2 * ROUNDS - 1 HITMs at
- *          spin_load and 1 at final_load;
- *   pair:  2 * ROUNDS - 1 HITMs and as many invalidations at pair_inc;
+ * Before the window vCPU 1 has read baton (vCPU 0's first read of it, in the
+ * window, finds it clean) and both have read shared, so inside it each of the
+ * 2 * ROUNDS passes invalidates the other's copy of baton (one store to a line
+ * the other holds) and the other's next read of it is a HITM; pair's word
+ * goes back and forth the same way, but its first increment finds the line
+ * untouched; shared and private never move. After its last pass vCPU 1 says
+ * it is done (done_store, in ap_ready's line, which both hold), and vCPU 0
+ * waits for that (done_load) before it ends the window, so that vCPU 1's last
+ * pass is in the window under multi-threaded TCG too. Window 1 (marked by
+ * vCPU 0 around the turns, its final_load of the last pass and done_load)
+ * therefore has:
+ *   baton:    2 * ROUNDS invalidations at baton_store, 2 * ROUNDS - 1 HITMs at
+ *             spin_load and 1 at final_load;
+ *   pair:     2 * ROUNDS - 1 HITMs and as many invalidations at pair_inc;
+ *   ap_ready: 1 invalidation at done_store and 1 HITM at done_load;
  *   shared, private: nothing.
  * Then vCPU 0 leaves QEMU through isa-debug-exit (port 0xf4); vCPU 1 halts.
  * This holds when each access's callback runs before another vCPU can see
- * the access, as under single-threaded TCG.
+ * the access, as under single-threaded TCG. It starts with the start mark
+ * ("xchg %dx,%dx", for start=mark); assembled with --defsym NOARM=1 it has
+ * none, and a plugin started at the mark follows nothing.
  */
 	.set	ROUNDS, 100
 	.set	MB_MAGIC, 0x1badb002
@@ -40,6 +48,10 @@
 	.globl	_start
 _start:
 	cli
+	.ifndef	NOARM
+	xchgw	%dx, %dx		/* start=mark: follow memory from here */
+	pause				/* (leave the TB, so that the reset is done) */
+	.endif
 	movl	$bsp_stack_top, %esp
 	/* the trampoline, and the GDT in it, where a real-mode vCPU reaches */
 	movl	$trampoline, %esi
@@ -78,6 +90,14 @@ final_load:
 	je	1f
 	pause
 	jmp	final_load
+1:
+	/* vCPU 1's last pass is recorded before it says done, and so before the end */
+	.globl	done_load
+done_load:
+	cmpl	$2, ap_ready
+	je	1f
+	pause
+	jmp	done_load
 1:
 	xchgw	%cx, %cx
 
@@ -120,12 +140,15 @@ ap_main:
 	movw	%ax, %es
 	movw	%ax, %ss
 	movl	$ap_stack_top, %esp
-	movl	baton, %eax		/* both hold baton and shared... */
+	movl	baton, %eax		/* it holds baton and both hold shared... */
 	movl	shared, %eax
 	movl	$1, ap_ready		/* ...before vCPU 0 opens the window */
 	movl	$1, %edi		/* vCPU 1: the odd turns */
 	movl	$1, %esi
 	call	take_turns
+	.globl	done_store
+done_store:
+	movl	$2, ap_ready		/* done */
 4:	hlt
 	jmp	4b
 
@@ -167,6 +190,7 @@ shared:	.long	0
 	.globl	private
 private: .long	0
 	.balign	64
+	.globl	ap_ready
 ap_ready: .long	0
 	.balign	64
 

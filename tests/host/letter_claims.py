@@ -66,20 +66,23 @@ def git_show(commit, path):
 
 def stale(patches, commit):
     """The merge-set patches whose kernel code was not in the merge set at <commit>,
-    by their diffs, wherever the series were laid out then."""
+    by their diffs, wherever the series were laid out then; and those of <commit>
+    whose kernel code is gone (as "<commit>:<old name>")."""
     old_series = git_show(commit, "kernel/patches/series") or ""
-    old = set()
+    old = {}
     for rel in merge_set(old_series):
         text = git_show(commit, f"kernel/patches/{rel}")
         if text is not None:
-            old.add(diffs(text))
-    out = []
+            old[diffs(text)] = rel
+    out, now = [], set()
     for rel, path in merge_set_files(patches):
         if rel.endswith("0000-cover-letter.patch"):
             continue
         d = diffs(open(path).read())
+        now.add(d)
         if measured_code(d) and d not in old:
             out.append(rel)
+    out += [f"{commit}:{rel}" for d, rel in old.items() if measured_code(d) and d not in now]
     return out
 
 
@@ -98,7 +101,10 @@ def main():
 
     for what, meta in (("make bench", bench["meta"]), ("make bench PATHLEN=1", pl["meta"])):
         for rel in stale(patches, meta["commit"]):
-            problems.append(f"{rel} is not the code {what} measured at {meta['commit']}")
+            gone = rel.startswith(f"{meta['commit']}:")
+            problems.append(f"{rel.split(':', 1)[1]} was measured by {what} at {meta['commit']} and "
+                            "is no longer in the merge set" if gone else
+                            f"{rel} is not the code {what} measured at {meta['commit']}")
 
     posted = any(r["variant"] == "posted" for r in bench["records"])
     holds = {w: (free_side_hold(pl, w, "stock"), free_side_hold(pl, w, "posted"))
