@@ -123,7 +123,7 @@ lint: kernel
 # boots images built elsewhere and builds nothing (bench/bench.sh).
 STOCK_KERNEL = SERIES_DIR='$(CURDIR)/kernel/stock' CACHE='$(CACHE)' \
 	$(foreach v,TARBALL CONFIG_DIR,$(if $($(v)),$(v)='$($(v))')) kernel/kernel.sh
-# Stock plus the merge set alone (the cgroup and pid series), as posted.
+# Stock plus the merge set alone (every series but measure/), as posted.
 POSTED_KERNEL = SERIES_DIR='$(CURDIR)/kernel/posted' CACHE='$(CACHE)' \
 	$(foreach v,TARBALL CONFIG_DIR,$(if $($(v)),$(v)='$($(v))')) kernel/kernel.sh
 # PATHLEN=1 counts lock holds with bench/lockhold on the perf kernels alone.

@@ -304,15 +304,16 @@ devtree() {
 
 # The series a development-tree commit belongs to, by its subject: "measure" for a
 # NOT FOR MERGE commit; the cgroup.kill fix and its test ("cgroup-kill", for the
-# fixes branch and stable); the other cgroup change ("cgroup-read", the clone-time
-# read, an RFC); the test_freezer fixes ("selftests-cgroup"); pid and the pid-number
-# suites' fixes ("pid"). Each is exported to a directory of its own, with the
-# letter kernel/cover/<series>.txt.
+# fixes branch and stable); the clone-time read ("cgroup-read", an RFC); the
+# test_freezer fixes ("selftests-cgroup"); pid and the pid-number suites' fixes
+# ("pid"). Each is exported to a directory of its own, with the letter
+# kernel/cover/<series>.txt; a subject that fits none stops the export.
 series_of() { # <subject>
 	case $1 in
 	"NOT FOR MERGE"*) echo measure ;;
 	"cgroup: kill "* | "selftests/cgroup: test cgroup.kill "*) echo cgroup-kill ;;
-	"cgroup: "*) echo cgroup-read ;;
+	# named, so that another cgroup fix does not land in the RFC
+	"cgroup: pin the clone-time css_set "*) echo cgroup-read ;;
 	"selftests/cgroup: "*) echo selftests-cgroup ;;
 	"pid: "* | "selftests/pidfd: "* | "selftests/pid_namespace: "* | "selftests/clone3: "*) echo pid ;;
 	*) echo "?" ;;
@@ -342,8 +343,8 @@ recipients() { # <series> <patch>...
 	[ "${#found[@]}" -gt 0 ] || die "get_maintainer.pl named nobody for series $name"
 	for line in "${found[@]}"; do
 		case $line in
-		# The selftest framework's maintainers are the addressees of a series
-		# of tests alone; they are copied on a series with a test beside a fix.
+		# The selftest framework's maintainers are copied where a subsystem's
+		# maintainers are named (every series here); To only if none is.
 		*"(maintainer:KERNEL SELFTEST FRAMEWORK)") kselftest+=("${line%% (*}") ;;
 		*"(maintainer:"*) to+=("${line%% (*}") ;;
 		*) cc+=("${line%% (*}") ;;
@@ -417,13 +418,13 @@ export_series() {
 	: > "$SERIES_DIR/series"
 	for i in "${!names[@]}"; do
 		name=${names[i]}
-		local range=${firsts[i]}^..${lasts[i]} prefix reply
+		local range=${firsts[i]}^..${lasts[i]} prefix
 		local -a fmt=(-c diff.context=3 -c diff.algorithm=myers -c diff.renames=true
 			format-patch -q -n --zero-commit --no-signature --abbrev=12)
 		prefix=$(cover_field "$name" Prefix)
-		reply=$(cover_field "$name" In-Reply-To)
+		# In-Reply-To goes on the cover letter alone: git send-email threads
+		# the patches under it.
 		fmt+=(--subject-prefix="${prefix:-PATCH}")
-		[ -z "$reply" ] || fmt+=(--in-reply-to="$reply")
 		# The recipients come from the patches themselves, so a first export
 		# without them feeds get_maintainer.pl.
 		rm -rf "${tmp:?}/$name"
@@ -510,12 +511,17 @@ cover_letter() { # <dev> <series> <base> <last> <recipients file>
 	echo "not rebased onto the maintainer's branch$(series_base_note "$name")"
 }
 
-# Which other series a series applies on top of (its Depends-on headers).
+# Which other series a series applies on top of (its Depends-on headers), by
+# their letters' subjects: a recipient knows them by those, not by our names.
 series_base_note() { # <series>
-	local deps
-	deps=$(cover_field "$1" Depends-on | paste -sd, | sed 's/,/, /g')
-	if [ -n "$deps" ]; then
-		echo ", on top of the series $deps"
+	local dep subjects=()
+	while read -r dep; do
+		subjects+=("\"$(cover_field "$dep" Subject)\"")
+	done < <(cover_field "$1" Depends-on)
+	if [ "${#subjects[@]}" -gt 0 ]; then
+		printf ', on top of the series'
+		printf ' %s,' "${subjects[@]}" | sed 's/,$//'
+		echo
 	else
 		echo "; applies without the other series"
 	fi

@@ -126,6 +126,11 @@ def main():
            f"QEMU {meta.get('qemu', '?')} {meta.get('accel', '?').upper()} with "
            f"{meta.get('tcg_thread', '?')}-threaded vCPUs on {meta.get('host_cpus', '?')} host CPUs; "
            "each variant booted on its own.", "",
+           f"Kernels booted: {meta.get('kernels', '?').replace(',', ', ')}; variants: "
+           f"{', '.join(variants)}; workloads: {', '.join(workloads)}"
+           + ("" if {"stock", "posted"} <= set(variants) else
+              " (a partial run: stock and the posted kernel were not booted, so no figure here is "
+              "against stock)") + ".", "",
            "A transfer is what `perf c2c` counts on hardware, here counted by the `bench/c2c` TCG plugin",
            "over every 64-byte line of guest memory: a HITM (a load of a line another vCPU wrote last)",
            "or an invalidation (a store to a line other vCPUs hold). What the figures resolve:", "",
