@@ -52,7 +52,7 @@ twins: module
 initramfs: module selftests twins
 	@mkdir -p $(dir $(INITRD))
 	@TWINS=$(TWINS_DIR) qemu/mkinitramfs.sh $(INITRD) $(OUT)/selftests rust/forkscale.ko \
-		tests/modules/forkscale_leaky.ko \
+		tests/modules/forkscale_leaky.ko samples/rust_seqlock.ko samples/rust_refcount_pin.ko \
 		$(wildcard $(KDIR)/samples/kmemleak/kmemleak-test.ko)
 
 run: initramfs
@@ -99,7 +99,7 @@ check-guest: module selftests $(if $(GUEST_TWINS),twins)
 	@mkdir -p $(dir $(GUEST_INITRD))
 	@TWINS=$(if $(GUEST_TWINS),$(TWINS_DIR)) \
 		qemu/mkinitramfs.sh $(GUEST_INITRD) $(OUT)/selftests $(GUEST_KO) \
-		tests/modules/forkscale_leaky.ko \
+		tests/modules/forkscale_leaky.ko samples/rust_seqlock.ko samples/rust_refcount_pin.ko \
 		$(wildcard $(KDIR)/samples/kmemleak/kmemleak-test.ko) > /dev/null
 	@tests/check-guest.sh $(BZIMAGE) $(GUEST_INITRD) $(OUT)/selftests $(OUT)/check-guest "$(T)" "$(CASE)"
 

@@ -25,9 +25,9 @@ VARIANT_TEXT = {
     "module": "series + module (clone read and pid batching)",
     "module_nobatch": "series + module, pid_batch=0",
     "module_all": "series + module with issue 37's takeovers too: the exit unlink batched "
-                  "(dead_batch=32 dead_max_delay_ms=50; measure/0020) and pid numbers from per-CPU blocks (pid_block=16; "
-                  "measure/0022)",
-    "module_findable": "series + module, released pids left unmarked (patch measure/0014's defect: "
+                  "(dead_batch=32 dead_max_delay_ms=50; measure/0017) and pid numbers from per-CPU blocks (pid_block=16; "
+                  "measure/0019)",
+    "module_findable": "series + module, released pids left unmarked (patch measure/0011's defect: "
                        "the design before the mark, less the lookup-side check and the "
                        "static branch, which remain)",
 }

@@ -306,8 +306,10 @@ devtree() {
 # NOT FOR MERGE commit; the cgroup.kill fix and its test ("cgroup-kill", for the
 # fixes branch and stable); the clone-time read ("cgroup-read", an RFC); the
 # test_freezer fixes ("selftests-cgroup"); pid and the pid-number suites' fixes
-# ("pid"). Each is exported to a directory of its own, with the letter
-# kernel/cover/<series>.txt; a subject that fits none stops the export.
+# ("pid"); the kernel crate's SeqCount, SeqLock and Refcount::inc_not_zero() with
+# their samples ("rust", an RFC for the Rust list). Each is exported to a
+# directory of its own, with the letter kernel/cover/<series>.txt; a subject that
+# fits none stops the export.
 series_of() { # <subject>
 	case $1 in
 	"NOT FOR MERGE"*) echo measure ;;
@@ -316,6 +318,7 @@ series_of() { # <subject>
 	"cgroup: pin the clone-time css_set "*) echo cgroup-read ;;
 	"selftests/cgroup: "*) echo selftests-cgroup ;;
 	"pid: "* | "selftests/pidfd: "* | "selftests/pid_namespace: "* | "selftests/clone3: "*) echo pid ;;
+	"rust: sync: "* | "samples: rust: "*) echo rust ;;
 	*) echo "?" ;;
 	esac
 }
@@ -384,6 +387,7 @@ export_series() {
 	export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 	[ -z "$(git -C "$dev" status --porcelain --untracked-files=no)" ] ||
 		die "uncommitted changes in $dev; commit them first"
+	samples_match "$dev"
 	local -a names=() firsts=() lasts=()
 	while read -r c subj; do
 		name=$(series_of "$subj")
@@ -447,15 +451,28 @@ export_series() {
 	log "exported ${names[*]}: $(grep -c . "$SERIES_DIR/series") patches, with a cover letter each, to $SERIES_DIR"
 }
 
-# kernel/posted/series: the merge set alone (every series but the measurement one), the
-# kernel as posted, which make conformance builds and boots beside stock.
+# kernel/posted/series: the merge set alone (every series but the Rust RFC and the
+# measurement one), the kernel as posted, which make conformance builds and boots
+# beside stock.
 posted_series() {
 	mkdir -p "$top/kernel/posted"
 	{
-		echo "# The merge set alone, as posted: stock 7.3 plus every series but measure/ (written"
-		echo "# by make patches; make conformance builds and boots it)."
-		grep -v '^measure/' "$SERIES_DIR/series" | sed 's|^|../patches/|'
+		echo "# The merge set alone, as posted: stock 7.3 plus every series but rust/ and measure/"
+		echo "# (written by make patches; make conformance builds and boots it)."
+		grep -v -e '^measure/' -e '^rust/' "$SERIES_DIR/series" | sed 's|^|../patches/|'
 	} > "$top/kernel/posted/series"
+}
+
+# The samples the rust/ series posts are the repository's samples/, which make
+# check builds and loads: one source, so the export stops where the development
+# tree's copy differs.
+samples_match() { # <dev>
+	local f name
+	for f in "$top"/samples/*.rs; do
+		name=$(basename "$f")
+		cmp -s "$f" "$1/samples/rust/$name" ||
+			die "samples/$name differs from samples/rust/$name in $1, which the rust/ series posts: copy it there and commit"
+	done
 }
 
 # The copy to mail, under out/mail/ (kernel/mail-copy.sh): the series with the

@@ -58,8 +58,8 @@ done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/kernel/patches/series")
 # --- rustfmt -------------------------------------------------------------------
 check "make rustfmtcheck (the patched kernel tree)" "$work/rustfmtcheck.txt" \
 	"$ksh" kmake "$src" "$kdir" -s rustfmtcheck
-check "rustfmt --check (module, compile-fail tests)" "$work/rustfmt.txt" \
-	rustfmt --edition 2021 --check "$top"/rust/*.rs "$top"/tests/compile-fail/*.rs
+check "rustfmt --check (module, samples, compile-fail tests)" "$work/rustfmt.txt" \
+	rustfmt --edition 2021 --check "$top"/rust/*.rs "$top"/samples/*.rs "$top"/tests/compile-fail/*.rs
 
 # --- clippy, from the build, and W=1 in a copy of it ----------------------------
 # The debug build compiled the kernel crate and its doctests with clippy-driver
@@ -98,7 +98,7 @@ else
 fi
 rm -rf "$copy"
 
-# The module and test modules under CLIPPY=1 (the sample is in the kernel build above).
+# The module, test modules and samples under CLIPPY=1.
 module=$("$top/tests/host/clippy.sh" "$kdir" "$work/clippy-module")
 echo "$module" | sed 's/^\(\(not \)\{0,1\}ok\) host: /\1 lint: /'
 case $module in "ok "*) ;; *) failed=1 ;; esac

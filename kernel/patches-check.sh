@@ -3,12 +3,13 @@
 # series bisects. Applies the patches one at a time in a scratch worktree and
 # builds after each (incrementally, in one O= directory), as TAP lines:
 #   ok patches-check: 3/10 0003-....patch builds (kernel, Rust doctests)
-# Then each merge-set series alone on the base, after only the series its letter
+# Then each series but measure/ alone on the base, after only the series its letter
 # text names in Depends-on, as its recipients will apply it:
 #   ok patches-check: pid alone builds (kernel, Rust doctests)
-# The config is the perf flavour plus KUnit and the Rust doctests, so the
-# doctests of the Rust patches are compiled too; KASAN and lockdep are left out
-# to keep the builds short. Nothing in the build cache is touched.
+# The config is the perf flavour plus KUnit, the Rust doctests and the rust/
+# series' samples, so that the Rust patches' doctests and samples are compiled
+# too; KASAN and lockdep are left out to keep the builds short. Nothing in the
+# build cache is touched.
 #   patches-check.sh <workdir>
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +33,10 @@ cat "$top/kernel/configs/base.config" "$top/kernel/configs/perf.config" \
 	"$top/kernel/patches/series.config" - > "$work/check.config" <<'EOF'
 CONFIG_KUNIT=y
 CONFIG_RUST_KERNEL_DOCTESTS=y
+CONFIG_SAMPLES=y
+CONFIG_SAMPLES_RUST=y
+CONFIG_SAMPLE_RUST_SEQLOCK=m
+CONFIG_SAMPLE_RUST_REFCOUNT_PIN=m
 EOF
 configure() {
 	(cd "$obj" && "$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" .config "$work/check.config") \

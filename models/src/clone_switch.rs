@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A loom model of switching the clone read at run time (patch measure/0005's
+//! A loom model of switching the clone read at run time (patch measure/0002's
 //! `cgroup_clone_switch()`), against a fork and a move of another task:
 //!
 //! - turning the rwlock read on: `cgroup_clone_rwlock_enter()` enables the writers' static
@@ -10,7 +10,7 @@
 //!   reachable) and unregistering (the built-in back, a grace period, then its ops retired
 //!   and its memory freed).
 //!
-//! A fork is the hook's read-side section (SRCU-fast since measure/0015, `rcu_read_lock()`
+//! A fork is the hook's read-side section (SRCU-fast since measure/0012, `rcu_read_lock()`
 //! before; modelled as an RCU reader, as both give the same grace-period guarantee), a
 //! load of the ops pointer, the static call, and the section's end. What the rwlock read protects is modelled as one non-atomic word
 //! that a move writes, under `css_set_lock` and, while the key is on, the rwlock's write
@@ -55,7 +55,7 @@ pub struct Protocol {
     pub grace_period_before_module: bool,
 }
 
-/// The protocol as patch measure/0005 implements it.
+/// The protocol as patch measure/0002 implements it.
 pub const CORRECT: Protocol = Protocol {
     enter_cycles_lock: true,
     grace_period_after_switch: true,

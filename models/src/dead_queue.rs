@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A loom model of the batched exit unlink's flushes (patch measure/0020 and the module's
+//! A loom model of the batched exit unlink's flushes (patch measure/0017 and the module's
 //! `exit_unlink.rs`): dead tasks wait in per-CPU queues, each with its length published for
 //! flushes that read it without the queue's lock, and a timer flushes what no reader did.
 //!

@@ -8,7 +8,7 @@
 //!   writer key on and off, a module registering and unregistering;
 //! - [`pid_free`]: deferred, batched pid freeing against allocation, exhaustion and
 //!   namespace teardown;
-//! - [`pid_alloc`]: pid allocation from per-CPU blocks (measure/0022)
+//! - [`pid_alloc`]: pid allocation from per-CPU blocks (measure/0019)
 //!   against `clone3(set_tid)`, lookups, frees, exhaustion, `ns_last_pid`, the cursor's
 //!   wrap and the release of a block;
 //! - [`dead_queue`]: the batched exit unlink's flushes, which read each queue's length

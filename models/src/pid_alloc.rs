@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A loom model of pid allocation from per-CPU blocks (measure/0022's `kernel/pid.c`, argued in
+//! A loom model of pid allocation from per-CPU blocks (measure/0019's `kernel/pid.c`, argued in
 //! `Documentation/design.rst`, "Pid numbers from per-CPU blocks").
 //!
 //! The namespace's idr stays the map from number to pid, and its cyclic cursor stays in
@@ -114,7 +114,7 @@ pub enum Wrap {
     /// They go back, and the cursor restarts at the lowest of them.
     RestartAtLowest,
     /// The lowest of them is handed out instead, and the cursor stays at the end until none
-    /// waits (measure/0022's `pid_alloc_cyclic_locked()`).
+    /// waits (measure/0019's `pid_alloc_cyclic_locked()`).
     TakeWaiting,
 }
 

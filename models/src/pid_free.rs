@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A loom model of deferred, batched pid freeing (patch measure/0007 and the module's
+//! A loom model of deferred, batched pid freeing (patch measure/0004 and the module's
 //! `pid_release.rs`): released pids wait in per-CPU queues, and a batch returns them
 //! to the pid map under one `pidmap_lock`.
 //!

@@ -63,7 +63,7 @@ TEST(sysctl_refuses_unknown_names)
 	write_str(SYSCTL, "locked");
 }
 
-/* The series' defect switch (measure/0013): an unknown name changes nothing. */
+/* The series' defect switch (measure/0010): an unknown name changes nothing. */
 FIXTURE(defect_switch) {
 	int unused;
 };

@@ -23,7 +23,7 @@
 #define CGROOT "/sys/fs/cgroup"
 #define SYSCTL "/proc/sys/kernel/cgroup_clone_read"
 #define STATS "/sys/kernel/debug/cgroup_clone/stats"
-/* The series' debug defect switch (measure/0013, tests/twins.txt). */
+/* The series' debug defect switch (measure/0010, tests/twins.txt). */
 #define DEFECT "/sys/kernel/debug/cgroup_clone_twin/defect"
 #define MODULE_KO "/lib/modules/forkscale.ko"
 #define CHILDREN 300
@@ -60,7 +60,7 @@ static inline int read_file(const char *path, char *buf, size_t size)
 	return 0;
 }
 
-/* The series' debug delay points (measure/0008 and measure/0009). */
+/* The series' debug delay points (measure/0005 and measure/0006). */
 #define KW_DIR "/sys/kernel/debug/cgroup_kill_window/"
 
 static inline int kw_set(const char *file, long long value)

@@ -279,7 +279,7 @@ recycled_pid_ran() {
 # the merge set's cgroup_css_set_fork() behind a static call, so it runs here,
 # as posted, and not again in the series' boot. So does the series' built-in
 # pid freeing: with no module it is pid/0002's free_pid_batch() behind
-# measure/0007's static call. What measure/0007 adds to it whether or not the
+# measure/0004's static call. What measure/0004 adds to it whether or not the
 # module is loaded (pid_release_batch() marks each pid released, lookups by
 # number skip released pids, alloc_pid() flushes and retries at -EAGAIN and
 # -EEXIST) runs under the module's two pid runs below, and pid_lookup.sh and

@@ -374,7 +374,7 @@ static long long voluntary_switches(pid_t pid)
  * The timer flush runs on the "pid_release" kthread started at boot, never
  * on a workqueue, whose pool could start a kworker for it: at pid_max that
  * kworker's fork would take a number a fork of the user's needed, where
- * stock starts no thread (measure/0024). Each timer flush wakes that
+ * stock starts no thread (measure/0021). Each timer flush wakes that
  * kthread; other wakes only add to its count.
  */
 TEST(timer_flush_runs_on_its_own_kthread)

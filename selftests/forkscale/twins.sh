@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Broken twins (tests/twins.txt). A module twin is forkscale.ko built with one
 # defect on purpose; a kernel twin ("kernel:<defect>") is a defect of the
-# kernel's own code that the series' kernel (measure/0013) switches on in
+# kernel's own code that the series' kernel (measure/0010) switches on in
 # /sys/kernel/debug/cgroup_clone_twin/defect, or, named "kernel:<dir>/<defect>",
-# in /sys/kernel/debug/<dir>/defect (measure/0014's pid_release/defect). With the twin in place, the test
+# in /sys/kernel/debug/<dir>/defect (measure/0011's pid_release/defect). With the twin in place, the test
 # named for it must fail, with a line of output matching the twin's pattern; a
 # test that passes with its twin in place cannot catch what it is named after.
 # Runs in a guest boot of its own (tests/check.sh): a twin may leave leaked

@@ -5,7 +5,7 @@
 # names a build of forkscale.ko whose callback sleeps (tests/twins.txt), loaded
 # and unloaded three times. The hooks call it in an SRCU read-side section that
 # unregistering waits for, so rmmod returns only once no task is in it, and the
-# guest stays clean. With FORKSCALE_DEFECT=rcu_wait (measure/0016) unregistering
+# guest stays clean. With FORKSCALE_DEFECT=rcu_wait (measure/0013) unregistering
 # waits for RCU readers only, as it did before, and a callback asleep at the
 # unload wakes in freed memory: the harness then requires the debug kernel's
 # report.

@@ -37,7 +37,7 @@ expect_fail selftest-die "harness reports a guest that died half-way as a failur
 # callback that sleeps, in each hook. Unloading it while forks and exits call it
 # (unload_sleeping.sh) must pass, as the hooks' SRCU wait holds rmmod until no
 # callback runs; with the kernel's rcu_wait defect, which waits for RCU readers
-# only (the hooks before measure/0015), the guest must fail with a report of the
+# only (the hooks before measure/0012), the guest must fail with a report of the
 # callback waking in a module that is gone, and the ERE must match that report
 # (joined into one line, up to its call trace's end): the hook's frame. Which
 # report depends on how far the unload got: KASAN's use-after-free of its state
@@ -93,7 +93,7 @@ while IFS='|' read -r name _ report; do
 done <<< "$host_twins"
 
 # unload_sleeping.sh's last check, that the module's drop finds no pid left
-# queued, against the kernel's flush_early defect (measure/0016): unregistering
+# queued, against the kernel's flush_early defect (measure/0013): unregistering
 # flushes before it waits, so a release asleep at an unload queues its pids
 # after the last flush (the test loads the module with the longest batching
 # delay, so that the timer cannot free them first: with the default 10 ms it

@@ -34,11 +34,11 @@ def diffs(text):
 
 def merge_set(series_text):
     """The merge set's patches, "<series>/<name>", in the order the series file
-    applies them: every series but the measurement one."""
+    applies them: every series but the Rust RFC and the measurement one."""
     out = []
     for line in series_text.splitlines():
         line = line.split("#")[0].strip()
-        if line and not line.startswith("measure/"):
+        if line and not line.startswith(("measure/", "rust/")):
             out.append(line)
     return out
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Each merge-set series applies alone on the base, with only the series its
-# letter text names in Depends-on applied first (kernel/cover/<series>.txt), as
-# its recipients will apply it. git apply --cached on a scratch index of the base
-# commit: no checkout, so seconds. make patches-check builds each such tree too.
+# Each series to be mailed (all but measure/) applies alone on the base, with
+# only the series its letter text names in Depends-on applied first
+# (kernel/cover/<series>.txt), as its recipients will apply it. git apply
+# --cached on a scratch index of the base commit: no checkout, so seconds.
+# make patches-check builds each such tree too.
 # Shown catching cgroup-read applied without the cgroup.kill fix it depends on.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)

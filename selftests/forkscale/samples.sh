@@ -1,0 +1,68 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The kernel crate's samples (samples/ at the top of the repository, the rust/
+# series' samples/rust/): each loads, does what its comment says, and unloads.
+n=0
+result() { # result <description> <command...>
+	desc=$1; shift
+	n=$((n + 1))
+	if "$@"; then echo "ok $n $desc"; else echo "not ok $n $desc"; fi
+}
+not() { ! "$@"; }
+# The kernel log since the last mark (module_load.sh says why a mark).
+marks=0
+mark() { marks=$((marks + 1)); echo "samples.sh: mark $$.$marks" > /dev/kmsg; }
+logged() {
+	dmesg | awk -v m="samples.sh: mark $$.$marks" \
+		'substr($0, length($0) - length(m) + 1) == m { buf = ""; on = 1; next }
+		 on { buf = buf $0 "\n" } END { printf "%s", buf }' |
+		grep -q "$1"
+}
+
+pair=/sys/kernel/debug/rust_seqlock/pair
+# pair_is <a> <b>: the file prints the pair "a b"
+pair_is() { [ "$(cat "$pair")" = "$1 $2" ]; }
+# Readers beside a writer that adds 1 at a time, 1000 times: no read may show
+# the halves apart. Prints the reads taken, and fails on the first torn one.
+readers_see_whole_pairs() {
+	(i=0; while [ $i -lt 1000 ]; do echo 1 > "$pair" || exit 1; i=$((i + 1)); done) &
+	writer=$!
+	reads=0
+	while kill -0 "$writer" 2> /dev/null; do
+		read -r a b < "$pair" || return 1
+		if [ "$a" != "$b" ]; then
+			echo "# torn read: $a $b"
+			wait "$writer"
+			return 1
+		fi
+		reads=$((reads + 1))
+	done
+	wait "$writer" || return 1
+	echo "# $reads reads beside the writer, every one whole"
+	[ "$reads" -gt 0 ]
+}
+
+refused_after_last_put() {
+	logged "object 1: the last reference was a pin's" &&
+		logged "object 1: a lookup after the last put is refused, 0 references"
+}
+
+echo "TAP version 13"
+echo "1..12"
+mark
+result "rust_seqlock loads" insmod /lib/modules/rust_seqlock.ko
+result "rust_seqlock: the pair starts at 0 0" pair_is 0 0
+result "rust_seqlock: a write of 3 moves both halves" sh -c "echo 3 > $pair && [ \"\$(cat $pair)\" = '3 3' ]"
+result "rust_seqlock: a write that is not a number is refused" not sh -c "echo three > $pair"
+result "rust_seqlock: the refused write changed nothing" pair_is 3 3
+result "rust_seqlock: readers beside a writer see whole pairs" readers_see_whole_pairs
+result "rust_seqlock: every update counted" pair_is 1003 1003
+result "rust_seqlock unloads, its file with it" sh -c "rmmod rust_seqlock && [ ! -e $pair ]"
+
+mark
+result "rust_refcount_pin loads" insmod /lib/modules/rust_refcount_pin.ko
+result "rust_refcount_pin: a live object is pinned" \
+	logged "object 1: pinned while live, 2 references"
+result "rust_refcount_pin: the pin's put is the last, and a lookup after it is refused" \
+	refused_after_last_put
+result "rust_refcount_pin unloads" rmmod rust_refcount_pin
