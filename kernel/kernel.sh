@@ -465,12 +465,12 @@ posted_series() {
 
 # The samples the rust/ series posts are the repository's samples/, which make
 # check builds and loads: one source, so the export stops where the development
-# tree's copy differs.
+# tree's committed copy differs.
 samples_match() { # <dev>
 	local f name
 	for f in "$top"/samples/*.rs; do
 		name=$(basename "$f")
-		cmp -s "$f" "$1/samples/rust/$name" ||
+		git -C "$1" show "HEAD:samples/rust/$name" 2> /dev/null | cmp -s "$f" - ||
 			die "samples/$name differs from samples/rust/$name in $1, which the rust/ series posts: copy it there and commit"
 	done
 }

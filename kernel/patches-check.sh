@@ -26,7 +26,7 @@ git -C "$base" worktree prune
 mkdir -p "$work"
 git -C "$base" worktree add -q --detach "$tree" forkscale-base
 
-# series.config names options that only later patches add (none at present), so the
+# series.config and the samples' options name what only later patches add, so the
 # config is merged again after each patch; an option that does not exist yet is
 # dropped by olddefconfig.
 cat "$top/kernel/configs/base.config" "$top/kernel/configs/perf.config" \

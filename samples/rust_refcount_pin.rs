@@ -10,7 +10,10 @@
 
 use kernel::{
     prelude::*,
-    sync::{atomic::Relaxed, Refcount},
+    sync::{
+        atomic::Relaxed,
+        Refcount, //
+    },
 };
 
 module! {

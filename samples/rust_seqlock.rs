@@ -10,10 +10,16 @@
 
 use core::fmt;
 use kernel::{
-    debugfs::{Dir, File},
+    debugfs::{
+        Dir,
+        File, //
+    },
     prelude::*,
-    sync::{new_seqlock, SeqLock},
-    uaccess::UserSliceReader,
+    sync::{
+        new_seqlock,
+        SeqLock, //
+    },
+    uaccess::UserSliceReader, //
 };
 
 module! {
@@ -27,8 +33,11 @@ module! {
 /// Two counters that every update moves by the same amount.
 type Pair = SeqLock<[u64; 2]>;
 
+/// The longest write accepted: a `u64` in decimal is at most 20 digits, and a newline may follow.
+const MAX_WRITE: usize = 24;
+
 struct RustSeqLock {
-    // Dropped first: removing the file waits for the reads and writes in progress.
+    // Removing the file waits for the reads and writes in progress, before the pair goes.
     _pair: Pin<KBox<File<Pair>>>,
     _dir: Dir,
 }
@@ -39,9 +48,9 @@ fn show(pair: &Pair, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 }
 
 fn advance(pair: &Pair, reader: &mut UserSliceReader) -> Result {
-    let mut buf = [0u8; 24];
+    let mut buf = [0u8; MAX_WRITE];
     let n = reader.len();
-    if n >= buf.len() {
+    if n > buf.len() {
         return Err(EINVAL);
     }
     reader.read_slice(&mut buf[..n])?;
