@@ -49,10 +49,12 @@ TWINS_DIR = $(OUT)/$(FLAVOR)/twins
 twins: module
 	@scripts/build-twins.sh $(KDIR) $(TWINS_DIR)
 
+# The kernel crate's samples (samples/, built by Kbuild with the module).
+SAMPLE_KOS = $(patsubst %.rs,%.ko,$(wildcard samples/*.rs))
 initramfs: module selftests twins
 	@mkdir -p $(dir $(INITRD))
 	@TWINS=$(TWINS_DIR) qemu/mkinitramfs.sh $(INITRD) $(OUT)/selftests rust/forkscale.ko \
-		tests/modules/forkscale_leaky.ko samples/rust_seqlock.ko samples/rust_refcount_pin.ko \
+		tests/modules/forkscale_leaky.ko $(SAMPLE_KOS) \
 		$(wildcard $(KDIR)/samples/kmemleak/kmemleak-test.ko)
 
 run: initramfs
@@ -99,7 +101,7 @@ check-guest: module selftests $(if $(GUEST_TWINS),twins)
 	@mkdir -p $(dir $(GUEST_INITRD))
 	@TWINS=$(if $(GUEST_TWINS),$(TWINS_DIR)) \
 		qemu/mkinitramfs.sh $(GUEST_INITRD) $(OUT)/selftests $(GUEST_KO) \
-		tests/modules/forkscale_leaky.ko samples/rust_seqlock.ko samples/rust_refcount_pin.ko \
+		tests/modules/forkscale_leaky.ko $(SAMPLE_KOS) \
 		$(wildcard $(KDIR)/samples/kmemleak/kmemleak-test.ko) > /dev/null
 	@tests/check-guest.sh $(BZIMAGE) $(GUEST_INITRD) $(OUT)/selftests $(OUT)/check-guest "$(T)" "$(CASE)"
 
