@@ -39,7 +39,7 @@ readers_see_whole_pairs() {
 	writer=$!
 	reads=0 values=0 last=
 	while kill -0 "$writer" 2> /dev/null; do
-		read -r a b < "$pair" || return 1
+		read -r a b < "$pair" || { wait "$writer"; return 1; }
 		if [ "$a" != "$b" ]; then
 			echo "# torn read: $a $b"
 			wait "$writer"
