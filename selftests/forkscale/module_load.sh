@@ -2,27 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # insmod/rmmod of forkscale.ko and the effects each must have.
 ko=/lib/modules/forkscale.ko
-n=0
-result() { # result <description> <command...>
-	desc=$1; shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n $desc"; else echo "not ok $n $desc"; fi
-}
+. "$(dirname "$0")/tap_kmsg.sh"
 loaded() { [ -d /sys/module/forkscale ] && [ "$(cat /sys/module/forkscale/initstate)" = live ]; }
 unloaded() { [ ! -e /sys/module/forkscale ]; }
-not() { ! "$@"; }
-# The kernel log since the last mark, so that a check sees only what its own
-# step logged. The mark is a line of its own in the log (with this shell's pid,
-# so another run's marks do not match): counting lines would go wrong once the
-# log buffer is full and old lines drop out.
-marks=0
-mark() { marks=$((marks + 1)); echo "module_load.sh: mark $$.$marks" > /dev/kmsg; }
-logged() {
-	dmesg | awk -v m="module_load.sh: mark $$.$marks" \
-		'substr($0, length($0) - length(m) + 1) == m { buf = ""; on = 1; next }
-		 on { buf = buf $0 "\n" } END { printf "%s", buf }' |
-		grep -q "$1"
-}
 
 # The built-in that rmmod must restore.
 echo locked > /proc/sys/kernel/cgroup_clone_read

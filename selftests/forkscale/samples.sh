@@ -2,22 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # The kernel crate's samples (samples/ at the top of the repository, the rust/
 # series' samples/rust/): each loads, does what its comment says, and unloads.
-n=0
-result() { # result <description> <command...>
-	desc=$1; shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n $desc"; else echo "not ok $n $desc"; fi
-}
-not() { ! "$@"; }
-# The kernel log since the last mark (module_load.sh says why a mark).
-marks=0
-mark() { marks=$((marks + 1)); echo "samples.sh: mark $$.$marks" > /dev/kmsg; }
-logged() {
-	dmesg | awk -v m="samples.sh: mark $$.$marks" \
-		'substr($0, length($0) - length(m) + 1) == m { buf = ""; on = 1; next }
-		 on { buf = buf $0 "\n" } END { printf "%s", buf }' |
-		grep -q "$1"
-}
+. "$(dirname "$0")/tap_kmsg.sh"
 
 pair=/sys/kernel/debug/rust_seqlock/pair
 # pair_is <a> <b>: the file prints the pair "a b"
