@@ -7,7 +7,10 @@
 //! global `css_set_lock`. With `dead_batch=N` (2 to [`BATCH_MAX`]) dead tasks wait in a per-CPU
 //! queue until it holds `N`, or until `dead_max_delay_ms` after the queue stopped being empty
 //! (the kernel's timer), and a queue is unlinked under one acquisition; `dead_batch=1` unlinks
-//! each task at once, as the kernel does.
+//! each task at once, as the kernel does. The context switch that hands a task over unlinks at
+//! most that task, as the kernel's does: a queue that reaches `N` goes to the kernel's flush
+//! thread ([`cgroup_dead::flush_soon`]), and a task that finds its queue at capacity meanwhile
+//! is unlinked at once.
 //!
 //! A queued task still counts in its cgroup, so the kernel flushes the queues wherever a reader
 //! would notice: before a task walk, a read of `cgroup.events` or `cgroup.type`, a write to a
@@ -43,10 +46,6 @@ use kernel::{
             Atomic,
             Release, //
         },
-        barrier::{
-            smp_mb,
-            Full, //
-        },
         SpinLockIrq,
         SpinLockIrqGuard, //
     },
@@ -54,11 +53,9 @@ use kernel::{
 
 /// The largest `dead_batch`.
 pub(crate) const BATCH_MAX: u32 = 64;
-const QUEUE_CAP: usize = BATCH_MAX as usize;
-const _: () = assert!(
-    QUEUE_CAP <= UNLINK_MAX,
-    "a full queue must fit one unlink()"
-);
+/// Room for the largest batch and as many more tasks again: the exits that come before the
+/// flush thread runs wait too, rather than each take the lock at once.
+const QUEUE_CAP: usize = 2 * BATCH_MAX as usize;
 
 /// Counter indices: `QUEUED`, `UNLINKED`, `BATCHES`, then one per flush reason.
 const QUEUED: usize = 0;
@@ -81,10 +78,15 @@ struct Queue {
     #[pin]
     tasks: SpinLockIrq<Batch<DeadTask, QUEUE_CAP>>,
     /// Read without the lock, so that a flush passes an empty queue by: a migration flushes
-    /// twice, and almost always finds every queue empty. The timer's flush reads it too, so a
-    /// task queued into an empty queue arms the timer only after a full barrier (`dead()`).
-    len: Atomic<u32>,
+    /// twice, and almost always finds every queue empty. The kernel's thread reads it too, for
+    /// the timer and for a full queue (`dead()` says why none is missed). On a line of its own,
+    /// so that those reads from other CPUs leave the lock's line alone.
+    len: OwnLine<Atomic<u32>>,
 }
+
+/// A value on a cache line of its own (unless the bench's `packed_percpu` build undoes it).
+#[cfg_attr(not(forkscale_packed_percpu), repr(align(64)))]
+struct OwnLine<T>(T);
 
 impl Queue {
     /// Publishes the length of `q`, this queue's tasks, locked; where it is zero, call it only
@@ -92,7 +94,7 @@ impl Queue {
     /// css_sets those tasks left.
     fn publish_len(&self, q: &SpinLockIrqGuard<'_, Batch<DeadTask, QUEUE_CAP>>) {
         // At most `QUEUE_CAP`: the cast does not truncate.
-        self.len.store(q.len() as u32, Release);
+        self.len.0.store(q.len() as u32, Release);
     }
 }
 
@@ -118,7 +120,7 @@ impl Unlinker {
                 try_pin_init!(Queue {
                     tasks <- new_spinlock_irq!(Batch::new()),
                     // INVARIANT: the batch is empty.
-                    len: Atomic::new(0),
+                    len: OwnLine(Atomic::new(0)),
                 }? Error)
             },
             kernel::cpu::nr_cpu_ids() as usize,
@@ -132,32 +134,42 @@ impl Unlinker {
         })
     }
 
-    /// Unlinks the tasks in `tasks` (at most `QUEUE_CAP`) under one `css_set_lock` acquisition,
-    /// counted first: the unlink can wake a reader, who may read the stats at once.
+    /// Unlinks the tasks in `tasks` under one `css_set_lock` acquisition for each
+    /// [`UNLINK_MAX`] of them, counted first: the unlink can wake a reader, who may read the stats
+    /// at once.
     fn unlink(&self, tasks: &mut [Option<DeadTask>]) {
-        let n = count(tasks);
-        if n == 0 {
-            return;
+        for chunk in tasks.chunks_mut(UNLINK_MAX) {
+            let n = count(chunk);
+            if n == 0 {
+                continue;
+            }
+            self.stats.add(UNLINKED, n);
+            self.stats.add(BATCHES, 1);
+            self.lifetime.add(1, n);
+            cgroup_dead::unlink(chunk.iter_mut().filter_map(Option::take));
         }
-        self.stats.add(UNLINKED, n);
-        self.stats.add(BATCHES, 1);
-        self.lifetime.add(1, n);
-        cgroup_dead::unlink(tasks.iter_mut().filter_map(Option::take));
     }
 
-    /// Unlinks every queued task; counts a flush for `reason` if there was any.
+    /// Unlinks every queued task, or for [`FlushReason::Size`] the queues that hold a batch;
+    /// counts a flush for `reason` if there was any.
     fn flush_all(&self, reason: FlushReason) {
+        // At least 1, so that an empty queue is always passed by.
+        let least = if reason == FlushReason::Size {
+            self.batch
+        } else {
+            1
+        };
         let mut any = false;
         for queue in self.queues.iter() {
             // Acquire, paired with `publish_len()`: a `dead()` whose publish happens before this
             // load is counted here, or its task was unlinked before the zero was stored.
-            if queue.len.load(Acquire) == 0 {
+            if (queue.len.0.load(Acquire) as usize) < least {
                 continue;
             }
             // Unlink under the queue's lock: a concurrent flush (say, before an rmdir) that
             // finds the queue empty must not return before these tasks are unlinked.
             let mut q = queue.tasks.lock();
-            if q.len() != 0 {
+            if q.len() >= least {
                 self.unlink(q.drain());
                 // INVARIANT: under the lock, after the unlink.
                 queue.publish_len(&q);
@@ -195,25 +207,31 @@ impl CgroupDead for Unlinker {
             self.unlink(&mut [Some(task)]);
             return;
         };
-        let (spill, arm) = {
+        let (spill, arm, kick) = {
             let mut q = queue.tasks.lock();
             let was_empty = q.len() == 0;
-            // A queue is unlinked when it holds `dead_batch` (at most its capacity), so it is
-            // never full here; if it were, the task would be unlinked at once below.
+            // A queue at capacity, which the flush thread has not reached yet, hands the task
+            // back, to be unlinked at once below: the one unlink the kernel makes here too.
             let spill = q.push(task);
             let full = q.len() >= self.batch;
-            if full {
-                // Unlinked under the queue's lock, for the reason given in `flush_all`.
-                self.unlink(q.drain());
-                self.stats
-                    .add(FLUSHES.wrapping_add(FlushReason::Size.index()), 1);
-            }
+            // Broken twin for `make check` (tests/twins.txt): unlinks a full queue here, in the
+            // context switch, as the module did before the kernel's flush thread took it.
+            #[cfg(forkscale_twin_switch_unlink)]
+            let full = {
+                if full {
+                    self.unlink(q.drain());
+                    self.stats
+                        .add(FLUSHES.wrapping_add(FlushReason::Size.index()), 1);
+                }
+                false
+            };
             // Broken twin for `make check` (tests/twins.txt): a push leaves the published length
             // as it was (zero, for a queue that was empty), so flushes pass the task by.
             #[cfg(not(forkscale_twin_stale_queue_len))]
-            // INVARIANT: under the lock, after the push and after any unlink.
+            // INVARIANT: under the lock, after the push.
             queue.publish_len(&q);
-            (spill, was_empty && !full)
+            // Asks for the flush thread once per batch: when the queue reaches `dead_batch`.
+            (spill, was_empty && !full, full && q.len() == self.batch)
         };
         self.unlink(&mut [spill]);
         // Broken twin for `make check` (tests/twins.txt): never arms the timer, so dead tasks
@@ -223,11 +241,14 @@ impl CgroupDead for Unlinker {
             let _ = arm;
             false
         };
+        // Against the kernel's flushes, whose thread takes the work off its list under its
+        // worker's lock before it reads the lengths without the queues' locks: the calls below
+        // take that lock after `publish_len()`, so either the flush still to come sees this
+        // queue's length, or the work was off the list and is queued again.
+        if kick {
+            cgroup_dead::flush_soon();
+        }
         if arm {
-            // Against the timer's flush, which clears the work's pending bit, runs a full
-            // barrier and then reads the lengths without the locks: either it sees this
-            // queue's length, or `schedule_flush()` sees the bit clear and arms it again.
-            smp_mb(Full);
             cgroup_dead::schedule_flush();
         }
     }

@@ -586,26 +586,26 @@ TEST_F(unlink, unload_unlinks_pending)
 	EXPECT_EQ(self->imbalances, log_lines("forkscale: exit unlink: "));
 }
 
-/* thread exits form batches, and every one is unlinked */
-TEST(thread_storm_forms_batches)
+/*
+ * A child of CG creates and joins @threads threads, one at a time, and exits;
+ * 0 once it is reaped and CG is unpopulated.
+ */
+static int thread_storm(int threads)
 {
-	long long queued, unlinked, batches;
+	int cg_fd, status, ret = -1;
 	pid_t child;
-	int cg_fd, status;
 
-	unload_module();
-	ASSERT_EQ(0, load_module_args("dead_batch=64 dead_max_delay_ms=1000"));
-	ASSERT_EQ(0, write_str(DEAD_STATS, "0"));
 	remove_test_cgroups();
-	ASSERT_EQ(0, make_cgroup(CG));
+	if (make_cgroup(CG))
+		return -1;
 	cg_fd = open_cgroup(CG);
-	ASSERT_LE(0, cg_fd);
+	if (cg_fd < 0)
+		return -1;
 	child = clone_into(cg_fd);
-	ASSERT_LE(0, child);
 	if (child == 0) {
 		int i;
 
-		for (i = 0; i < 2000; i++) {
+		for (i = 0; i < threads; i++) {
 			pthread_t t;
 
 			if (pthread_create(&t, NULL, thread_exits, NULL) ||
@@ -614,9 +614,22 @@ TEST(thread_storm_forms_batches)
 		}
 		_exit(0);
 	}
-	ASSERT_EQ(child, waitpid(child, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	ASSERT_EQ(0, wait_unpopulated(CG, READER_MS));
+	if (child > 0 && waitpid(child, &status, 0) == child &&
+	    WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		ret = wait_unpopulated(CG, READER_MS);
+	close(cg_fd);
+	return ret;
+}
+
+/* thread exits form batches, and every one is unlinked */
+TEST(thread_storm_forms_batches)
+{
+	long long queued, unlinked, batches;
+
+	unload_module();
+	ASSERT_EQ(0, load_module_args("dead_batch=64 dead_max_delay_ms=1000"));
+	ASSERT_EQ(0, write_str(DEAD_STATS, "0"));
+	ASSERT_EQ(0, thread_storm(2000));
 	queued = stat_value(DEAD_STATS, "queued");
 	unlinked = stat_value(DEAD_STATS, "unlinked");
 	batches = stat_value(DEAD_STATS, "batches");
@@ -626,7 +639,32 @@ TEST(thread_storm_forms_batches)
 	EXPECT_LE(unlinked, queued);
 	/* at least 8 a batch on average */
 	EXPECT_LT(batches * 8, unlinked);
-	close(cg_fd);
+	remove_test_cgroups();
+	EXPECT_EQ(0, unload_module());
+}
+
+/*
+ * Stock unlinks one task in the tail of the context switch that follows its
+ * exit, and so may the module: a queue that fills goes to the kernel's flush
+ * thread. The kernel counts, per cgroup_task_dead() call, the tasks unlinked
+ * inside it (switch_unlink_max, CONFIG_CGROUP_DEBUG), not the module.
+ */
+TEST(full_batches_leave_the_context_switch)
+{
+	long long size_flushes, most;
+
+	unload_module();
+	ASSERT_EQ(0, load_module_args("dead_batch=8 dead_max_delay_ms=1000"));
+	ASSERT_EQ(0, write_str(DEAD_STATS, "0"));
+	ASSERT_EQ(0, thread_storm(400));
+	size_flushes = stat_value(DEAD_STATS, "flush_size");
+	most = stat_value(DEAD_STATS, "switch_unlink_max");
+	TH_LOG("%lld flushes of full queues; at most %lld unlinked in one switch",
+	       size_flushes, most);
+	/* queues did fill, 400 exits in batches of 8 */
+	EXPECT_LT(0, size_flushes);
+	EXPECT_LE(0, most);
+	EXPECT_GE(1, most);
 	remove_test_cgroups();
 	EXPECT_EQ(0, unload_module());
 }
