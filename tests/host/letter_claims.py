@@ -32,6 +32,59 @@ def diffs(text):
     return text[i:] if i >= 0 else ""
 
 
+LOCKDEP_ASSERT = re.compile(r"^lockdep_assert\w*\(")
+DEFINE = re.compile(r"^#\s*define\s+(\w+)")
+
+
+def code_lines(diff):
+    """What a diff adds and removes that can change a figure of make bench, as a sorted
+    tuple of (file, sign, line): comment lines and lockdep assertions are left out, with
+    a macro used only inside them. Without CONFIG_LOCKDEP (the perf flavour: instructions
+    and throughput) an assertion emits nothing, and with it (the debug flavour: lock
+    counts) it takes no lock. A comment is followed through the context lines of its
+    side of the diff; a hunk that starts inside one counts its lines as code (strict)."""
+    out, macros = [], {}
+    for chunk in re.split(r"^diff --git ", diff, flags=re.M)[1:]:
+        name = chunk.split()[0][2:]
+        comment = {"+": False, "-": False}
+        lockdep = macro = False
+        for raw in chunk.splitlines()[1:]:
+            if raw.startswith("@@"):
+                comment = {"+": False, "-": False}
+                continue
+            if not raw or raw[0] not in " +-" or raw.startswith(("+++", "---")):
+                continue
+            line = raw[1:].strip()
+            sides = "+-" if raw[0] == " " else raw[0]
+            in_comment = any(comment[x] for x in sides)
+            is_comment = in_comment or line.startswith(("/*", "//"))
+            for x in sides:
+                if is_comment:
+                    comment[x] = "*/" not in line and (in_comment or line.startswith("/*"))
+            if raw[0] == " ":
+                continue
+            sign = raw[0]
+            if macro:
+                macros[macro].append((name, sign, line))
+                macro = macro if line.endswith("\\") else False
+                continue
+            if is_comment or not line:
+                continue
+            if lockdep or LOCKDEP_ASSERT.match(line):
+                lockdep = not line.endswith(");")
+                continue
+            m = DEFINE.match(line)
+            if m and line.endswith("\\"):
+                macro = m.group(1)
+                macros[macro] = [(name, sign, line)]
+                continue
+            out.append((name, sign, line))
+    for macro, lines in macros.items():
+        if any(re.search(rf"\b{macro}\b", line) for _, _, line in out):
+            out += lines
+    return tuple(sorted(out))
+
+
 def merge_set(series_text):
     """The merge set's patches, "<series>/<name>", in the order the series file
     applies them: every series but the Rust RFC and the measurement one."""
@@ -73,16 +126,19 @@ def stale(patches, commit):
     for rel in merge_set(old_series):
         text = git_show(commit, f"kernel/patches/{rel}")
         if text is not None:
-            old[diffs(text)] = rel
+            old[code_lines(diffs(text))] = (rel, diffs(text))
     out, now = [], set()
     for rel, path in merge_set_files(patches):
         if rel.endswith("0000-cover-letter.patch"):
             continue
         d = diffs(open(path).read())
-        now.add(d)
-        if measured_code(d) and d not in old:
+        now.add(code_lines(d))
+        if measured_code(d) and code_lines(d) not in old:
             out.append(rel)
-    out += [f"{commit}:{rel}" for d, rel in old.items() if measured_code(d) and d not in now]
+        elif code_lines(d) in old and old[code_lines(d)][1] != d:
+            print(f"# {rel} differs from the code measured at {commit} only in comments and "
+                  "lockdep assertions")
+    out += [f"{commit}:{rel}" for c, (rel, d) in old.items() if measured_code(d) and c not in now]
     return out
 
 

@@ -35,6 +35,16 @@ twin "a wrong range of the single-pid cost" "$pid_cover" \
 	's/holds it 3 to 8 %/holds it 3 to 9 %/' 'says 3 to 9 %; measured'
 twin "a posted patch whose code the runs did not measure" "$free_pids" \
 	'0,/^+	spin_lock/s//+	spin_lock_irq/' 'is not the code make bench measured'
+# what may differ from the measured code: comments and lockdep assertions, with a
+# macro used only inside them; a statement beside them, or the macro used outside
+# them, is code
+pin_read=cgroup-read/0001-cgroup-pin-the-clone-time-css_set-with-the-threadgro.patch
+twin "a statement added beside a lockdep assertion" "$pin_read" \
+	'/^+				       cgroup_threadgroup_write_held(task));/a +			cpu_relax();' \
+	'is not the code make bench measured'
+twin "a lockdep-only macro used in code" "$pin_read" \
+	'/^+				       cgroup_threadgroup_write_held(task));/a +			WARN_ON(!cgroup_threadgroup_write_held(task));' \
+	'is not the code make bench measured'
 # a measured patch dropped: its series file no longer lists it
 rm -rf "$tmp/p"
 cp -r "$top/kernel/patches" "$tmp/p"
