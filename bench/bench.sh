@@ -269,6 +269,12 @@ elif [ "$pathlen" = 1 ]; then
 else
 	python3 "$top/bench/report.py" "$raw" "$out/results.json" "$results" || exit 1
 fi
+# The model from measured inputs takes both a C2C run's transfers and a PATHLEN
+# run's holds: rendered again after either, once both are there.
+if [ "$c2c" = 1 ] || [ "$pathlen" = 1 ]; then
+	[ ! -f "$results/pathlen.json" ] || [ ! -f "$results/results/c2c-raw.txt" ] ||
+		python3 "$top/bench/model.py" --docdir "$results" --write || exit 1
+fi
 # The figures review-notes.rst quotes; the cover letters follow at the next make patches.
 [ "$results" != "$top/Documentation" ] || [ "$c2c" = 1 ] ||
 	python3 "$top/bench/doc_figures.py" --write "$top/Documentation/review-notes.rst" || exit 1
