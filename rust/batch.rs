@@ -35,6 +35,25 @@ impl<T, const N: usize> Batch<T, N> {
         }
     }
 
+    /// Moves the oldest tokens, as many as `out` has slots, into `out`, and the rest to the
+    /// front; returns how many moved. Takes no more than `len` steps.
+    pub(crate) fn take_oldest(&mut self, out: &mut [Option<T>]) -> usize {
+        let n = out.len().min(self.len);
+        for (slot, item) in out.iter_mut().zip(self.items.iter_mut()).take(n) {
+            *slot = item.take();
+        }
+        // Slots below `len` only, from `n` up: `wrapping_sub` cannot wrap, and every index is
+        // checked by `get_mut`, so no panic path is linked.
+        for from in n..self.len {
+            let item = self.items.get_mut(from).and_then(Option::take);
+            if let Some(slot) = self.items.get_mut(from.wrapping_sub(n)) {
+                *slot = item;
+            }
+        }
+        self.len = self.len.wrapping_sub(n);
+        n
+    }
+
     /// Empties `self`, handing back the slots that held its tokens.
     pub(crate) fn drain(&mut self) -> &mut [Option<T>] {
         let len = core::mem::replace(&mut self.len, 0);

@@ -5,8 +5,9 @@
 //!
 //! Every task that made its final context switch must leave its css_set's task list, under the
 //! global `css_set_lock`. With `dead_batch=N` (2 to [`BATCH_MAX`]) dead tasks wait in a per-CPU
-//! queue until it holds `N`, or until `dead_max_delay_ms` after the queue stopped being empty
-//! (the kernel's timer), and a queue is unlinked under one acquisition; `dead_batch=1` unlinks
+//! queue until it holds `N`, or until about `dead_max_delay_ms` after the queue stopped being
+//! empty (the kernel's timer), and a queue is unlinked under one acquisition for each
+//! [`UNLINK_MAX`] tasks; `dead_batch=1` unlinks
 //! each task at once, as the kernel does. The context switch that hands a task over unlinks at
 //! most that task, as the kernel's does: a queue that reaches `N` goes to the kernel's flush
 //! thread ([`cgroup_dead::flush_soon`]), and a task that finds its queue at capacity meanwhile
@@ -16,8 +17,8 @@
 //! would notice: before a task walk, a read of `cgroup.events` or `cgroup.type`, a write to a
 //! cgroup file, and a migration's check of its destination. A flush reads each queue's length
 //! without its lock first, so that the common case, nothing queued, costs a load per CPU.
-//! What stays visible is the timing of `populated 0`'s notification, at most the maximum delay
-//! late. Unloading stops new arrivals and unlinks everything queued.
+//! What stays visible is the timing of `populated 0`'s notification, about the maximum delay
+//! late at most. Unloading stops new arrivals and unlinks everything queued.
 
 use crate::{
     batch::{
@@ -68,15 +69,24 @@ const NR_COUNTERS: usize = FLUSHES + FlushReason::COUNT;
 /// that starts under a lock also taken in interrupts (a BPF program's). On cache lines of its
 /// own, as `pid_release`'s queues are.
 ///
+/// A flush holds `flushing` while it unlinks and `tasks` only while it moves tasks out, so that
+/// an exit, which takes `tasks` alone, waits for a move of at most [`UNLINK_MAX`] tasks, never
+/// for an unlink.
+///
 /// # Invariants
 ///
-/// Whenever `tasks` is unlocked, `len` is its length, and `len` became zero only after the tasks
-/// drained before it were unlinked.
+/// `len` is zero only while `tasks` is empty and no flush holds tasks it took from it: only a
+/// flush stores a zero, under both locks, after its unlink. Otherwise it is `tasks`' length as
+/// of the last store, under `tasks`' lock.
 #[pin_data]
 #[cfg_attr(not(forkscale_packed_percpu), repr(align(64)))]
 struct Queue {
     #[pin]
     tasks: SpinLockIrq<Batch<DeadTask, QUEUE_CAP>>,
+    /// Held by a flush from its first look at `tasks` until what it took is unlinked: a
+    /// concurrent flush (say, before an rmdir) must not return before these tasks are unlinked.
+    #[pin]
+    flushing: SpinLockIrq<()>,
     /// Read without the lock, so that a flush passes an empty queue by: a migration flushes
     /// twice, and almost always finds every queue empty. The kernel's thread reads it too, for
     /// the timer and for a full queue (`dead()` says why none is missed). On a line of its own,
@@ -90,8 +100,8 @@ struct OwnLine<T>(T);
 
 impl Queue {
     /// Publishes the length of `q`, this queue's tasks, locked; where it is zero, call it only
-    /// after the drained tasks are unlinked. Release: a flush that reads the zero sees the
-    /// css_sets those tasks left.
+    /// holding `flushing`, after the tasks taken are unlinked. Release: a flush that reads the
+    /// zero sees the css_sets those tasks left.
     fn publish_len(&self, q: &SpinLockIrqGuard<'_, Batch<DeadTask, QUEUE_CAP>>) {
         // At most `QUEUE_CAP`: the cast does not truncate.
         self.len.0.store(q.len() as u32, Release);
@@ -119,6 +129,7 @@ impl Unlinker {
             |_| {
                 try_pin_init!(Queue {
                     tasks <- new_spinlock_irq!(Batch::new()),
+                    flushing <- new_spinlock_irq!(()),
                     // INVARIANT: the batch is empty.
                     len: OwnLine(Atomic::new(0)),
                 }? Error)
@@ -166,19 +177,38 @@ impl Unlinker {
             if (queue.len.0.load(Acquire) as usize) < least {
                 continue;
             }
-            // Unlink under the queue's lock: a concurrent flush (say, before an rmdir) that
-            // finds the queue empty must not return before these tasks are unlinked.
-            let mut q = queue.tasks.lock();
-            if q.len() >= least {
-                self.unlink(q.drain());
-                // INVARIANT: under the lock, after the unlink.
-                queue.publish_len(&q);
-                any = true;
-            }
+            any |= self.flush_queue(queue, least);
         }
         if any {
             self.stats.add(FLUSHES.wrapping_add(reason.index()), 1);
         }
+    }
+
+    /// Unlinks the tasks `queue` holds now, if at least `least`, at most [`UNLINK_MAX`] a time,
+    /// oldest first, each move out under the queue's lock and each unlink after it; returns
+    /// whether it unlinked any.
+    fn flush_queue(&self, queue: &Queue, least: usize) -> bool {
+        let _flushing = queue.flushing.lock();
+        // Tasks queued later need not be unlinked by this flush: a reader that asked for it
+        // only needs those that died before, and a producer must not keep it here.
+        let mut left = queue.tasks.lock().len();
+        if left < least {
+            return false;
+        }
+        while left != 0 {
+            let mut chunk: [Option<DeadTask>; UNLINK_MAX] = [const { None }; UNLINK_MAX];
+            let want = chunk.get_mut(..left.min(UNLINK_MAX)).unwrap_or_default();
+            let n = queue.tasks.lock().take_oldest(want);
+            if n == 0 {
+                break;
+            }
+            left = left.saturating_sub(n);
+            self.unlink(&mut chunk);
+        }
+        let q = queue.tasks.lock();
+        // INVARIANT: under both locks, after the unlink of every task this flush took.
+        queue.publish_len(&q);
+        true
     }
 
     fn pending(&self) -> u64 {

@@ -1,16 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A loom model of the batched exit unlink's flushes (patch measure/0017 and the module's
-//! `exit_unlink.rs`): dead tasks wait in per-CPU queues, each with its length published for
-//! flushes that read it without the queue's lock, and a timer flushes what no reader did.
+//! A loom model of the batched exit unlink's flushes (patches measure/0017 and 0023, and the
+//! module's `exit_unlink.rs`): dead tasks wait in per-CPU queues, each with its length
+//! published for flushes that read it without the queue's lock; a flush moves a queue's tasks
+//! out under that lock and unlinks them under a lock of its own, and a timer on the kernel's
+//! kthread worker flushes what no reader did.
 //!
 //! Properties:
 //! - a flush ordered after a task's queueing returns with the task unlinked, as a reader
-//!   that takes no lock sees it: it reads the queue's length as non-zero and takes the
-//!   lock, or reads the zero stored (release) after the unlink (acquire);
-//! - no task stays queued with no flush to come: a task queued into an empty queue re-arms
-//!   the timer unless the timer's flush, already running, sees it.
+//!   that takes no lock sees it: it reads the queue's length as non-zero and waits for any
+//!   flush that holds the queue's tasks, or reads the zero stored (release) after the unlink
+//!   (acquire);
+//! - no task stays queued with no flush to come: a task queued into an empty queue arms the
+//!   timer under the worker's lock, which the timer's flush takes to leave the work list
+//!   before it reads the lengths.
+//!
+//! Not modelled: the kick at a full batch (`flush_soon()`), which only makes a flush come
+//! earlier than the timer's.
 
-use loom::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 
@@ -21,21 +28,23 @@ const TASKS: usize = 2;
 pub struct Protocol {
     /// A push publishes the queue's new length (under the queue's lock).
     pub publish_on_push: bool,
-    /// A drain unlinks its tasks, and only then publishes the zero (both under the queue's
-    /// lock); otherwise it publishes the zero first.
+    /// A flush publishes the zero only after its unlink; otherwise when it moves the tasks out.
     pub zero_after_unlink: bool,
     /// The length is published with release and read with acquire; otherwise both relaxed.
     pub acquire_release: bool,
-    /// A task queued into an empty queue runs a full barrier before it tests whether the
-    /// timer is pending, as the timer's flush does after clearing that bit.
-    pub barrier_before_arming: bool,
+    /// A flush holds the queue's flush lock from its first look until its unlink is done.
+    pub flush_lock: bool,
+    /// Arming takes the worker's lock to test whether the timer is queued; otherwise it tests
+    /// it with a plain load first, as the workqueue's `delayed_work_pending()` did.
+    pub arm_under_worker_lock: bool,
 }
 
 pub const CORRECT: Protocol = Protocol {
     publish_on_push: true,
     zero_after_unlink: true,
-    barrier_before_arming: true,
     acquire_release: true,
+    flush_lock: true,
+    arm_under_worker_lock: true,
 };
 
 /// What races task 0's death.
@@ -53,6 +62,7 @@ pub const TIMER_LOST: &str = "a task stayed queued with no flush to come";
 
 struct Queue {
     tasks: Mutex<Vec<usize>>,
+    flushing: Mutex<()>,
     len: AtomicUsize,
 }
 
@@ -65,8 +75,11 @@ struct World {
     /// for `cgroup.events`): written relaxed after it, so only the length's ordering makes
     /// a reader see it.
     populated: [AtomicBool; TASKS],
-    /// The timer work's pending bit.
-    pending: AtomicBool,
+    /// The kthread worker's lock, over whether the timer's work is on its lists.
+    worker: Mutex<()>,
+    /// The timer's work is on the worker's lists: written under `worker`, read under it or,
+    /// for the mutant, without it.
+    queued_work: AtomicBool,
     /// Ghost: task 0's `dead()` has returned; a reader that sees it is ordered after it.
     queued: AtomicBool,
 }
@@ -78,17 +91,20 @@ impl World {
             queues: [
                 Queue {
                     tasks: Mutex::new(Vec::new()),
+                    flushing: Mutex::new(()),
                     len: AtomicUsize::new(0),
                 },
                 Queue {
                     tasks: Mutex::new(vec![1]),
+                    flushing: Mutex::new(()),
                     len: AtomicUsize::new(1),
                 },
             ],
             linked: Mutex::new([true; TASKS]),
             populated: [AtomicBool::new(true), AtomicBool::new(true)],
+            worker: Mutex::new(()),
             // armed when task 1 was queued
-            pending: AtomicBool::new(true),
+            queued_work: AtomicBool::new(true),
             queued: AtomicBool::new(false),
         }
     }
@@ -112,6 +128,17 @@ impl World {
         }
     }
 
+    /// `kthread_queue_delayed_work()`: queues the work unless it is on the lists already.
+    fn arm(&self) {
+        if !self.proto.arm_under_worker_lock && self.queued_work.load(Ordering::Relaxed) {
+            return;
+        }
+        let _worker = self.worker.lock().unwrap();
+        if !self.queued_work.load(Ordering::Relaxed) {
+            self.queued_work.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// The module's `dead()`: queue the task, and arm the timer if the queue was empty.
     fn dead(&self, cpu: usize, task: usize) {
         let queue = &self.queues[cpu];
@@ -125,43 +152,45 @@ impl World {
             was_empty
         };
         if was_empty {
-            if self.proto.barrier_before_arming {
-                fence(Ordering::SeqCst);
-            }
-            // `delayed_work_pending()`: a plain test of the bit; arming sets it
-            if !self.pending.load(Ordering::Relaxed) {
-                self.pending.store(true, Ordering::Relaxed);
-            }
+            self.arm();
         }
     }
 
-    /// The module's `flush_all()`.
+    /// The module's `flush_all()` and `flush_queue()`.
     fn flush(&self) {
         let (load, store) = self.orderings();
         for queue in &self.queues {
             if queue.len.load(load) == 0 {
                 continue;
             }
-            let mut tasks = queue.tasks.lock().unwrap();
-            if tasks.is_empty() {
-                continue;
-            }
-            let drained = core::mem::take(&mut *tasks);
-            if self.proto.zero_after_unlink {
-                self.unlink(&drained);
-                queue.len.store(0, store);
-            } else {
-                queue.len.store(0, store);
-                self.unlink(&drained);
-            }
+            let _flushing = self
+                .proto
+                .flush_lock
+                .then(|| queue.flushing.lock().unwrap());
+            let taken = {
+                let mut tasks = queue.tasks.lock().unwrap();
+                if tasks.is_empty() {
+                    continue;
+                }
+                let taken = core::mem::take(&mut *tasks);
+                if !self.proto.zero_after_unlink {
+                    queue.len.store(0, store);
+                }
+                taken
+            };
+            self.unlink(&taken);
+            let tasks = queue.tasks.lock().unwrap();
+            queue.len.store(tasks.len(), store);
         }
     }
 
-    /// The timer's work: the workqueue clears the pending bit and runs a full barrier
-    /// (`set_work_pool_and_clear_pending()`) before the work function flushes.
+    /// The timer's work on the kthread worker: it leaves the lists under the worker's lock
+    /// (`kthread_worker_fn()`), then the work function flushes.
     fn timer(&self) {
-        self.pending.store(false, Ordering::Relaxed);
-        fence(Ordering::SeqCst);
+        {
+            let _worker = self.worker.lock().unwrap();
+            self.queued_work.store(false, Ordering::Relaxed);
+        }
         self.flush();
     }
 }
@@ -195,7 +224,7 @@ pub fn check(proto: Protocol, racer: Racer) {
         if racer == Racer::Timer {
             let linked = *world.linked.lock().unwrap();
             assert!(
-                !linked.contains(&true) || world.pending.load(Ordering::Relaxed),
+                !linked.contains(&true) || world.queued_work.load(Ordering::Relaxed),
                 "{TIMER_LOST}"
             );
         }

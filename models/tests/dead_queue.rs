@@ -54,10 +54,22 @@ fn mutant_publishing_and_reading_the_length_relaxed_lets_a_flush_miss_the_unlink
 }
 
 #[test]
-fn mutant_arming_without_a_barrier_leaves_a_task_queued_with_no_timer() {
+fn mutant_flushing_without_the_flush_lock_lets_a_reader_return_before_the_unlink() {
     rejected_by(
         Protocol {
-            barrier_before_arming: false,
+            flush_lock: false,
+            ..CORRECT
+        },
+        Racer::Reader,
+        FLUSH_MISSED,
+    );
+}
+
+#[test]
+fn mutant_arming_on_a_plain_test_of_the_queued_work_leaves_a_task_queued_with_no_timer() {
+    rejected_by(
+        Protocol {
+            arm_under_worker_lock: false,
             ..CORRECT
         },
         Racer::Timer,
@@ -65,12 +77,12 @@ fn mutant_arming_without_a_barrier_leaves_a_task_queued_with_no_timer() {
     );
 }
 
-/// The barrier matters only against the timer: a reader takes no pending bit.
+/// The worker's lock matters only against the timer: a reader arms nothing.
 #[test]
-fn mutant_arming_without_a_barrier_is_harmless_to_readers() {
+fn mutant_arming_on_a_plain_test_is_harmless_to_readers() {
     check(
         Protocol {
-            barrier_before_arming: false,
+            arm_under_worker_lock: false,
             ..CORRECT
         },
         Racer::Reader,
