@@ -70,8 +70,8 @@ const NR_COUNTERS: usize = FLUSHES + FlushReason::COUNT;
 /// own, as `pid_release`'s queues are.
 ///
 /// A flush holds `flushing` while it unlinks and `tasks` only while it moves tasks out, so that
-/// an exit, which takes `tasks` alone, waits for a move of at most [`UNLINK_MAX`] tasks, never
-/// for an unlink.
+/// an exit, which takes `tasks` alone, waits at most for a move of [`UNLINK_MAX`] tasks and the
+/// shift of the rest (`QUEUE_CAP` slots in all), never for an unlink.
 ///
 /// # Invariants
 ///
@@ -205,9 +205,21 @@ impl Unlinker {
             left = left.saturating_sub(n);
             self.unlink(&mut chunk);
         }
-        let q = queue.tasks.lock();
-        // INVARIANT: under both locks, after the unlink of every task this flush took.
-        queue.publish_len(&q);
+        let rest = {
+            let q = queue.tasks.lock();
+            // INVARIANT: under both locks, after the unlink of every task this flush took.
+            queue.publish_len(&q);
+            q.len()
+        };
+        // Tasks queued after this flush looked found the queue not empty, so they armed no
+        // timer and, past `dead_batch`, asked for no flush: ask for both on their behalf, or they
+        // would wait for a reader.
+        if rest != 0 {
+            cgroup_dead::schedule_flush();
+        }
+        if rest >= self.batch {
+            cgroup_dead::flush_soon();
+        }
         true
     }
 
