@@ -34,55 +34,129 @@ def diffs(text):
 
 LOCKDEP_ASSERT = re.compile(r"^lockdep_assert\w*\(")
 DEFINE = re.compile(r"^#\s*define\s+(\w+)")
+# calls an assertion may make: lockdep's own queries, and macros of the same diff
+# that are used inside assertions alone
+QUERY = re.compile(r"^(lockdep_\w+|percpu_rwsem_is_held)$")
+CONTROL = re.compile(r"^(if|else|for|while|do)\b")
+
+
+def strip_comments(line, in_comment):
+    """(the code of line, whether a comment is still open after it): /* */ and //
+    removed, string and character literals kept whole."""
+    out, i = [], 0
+    while i < len(line):
+        if in_comment:
+            j = line.find("*/", i)
+            if j < 0:
+                return "".join(out).strip(), True
+            in_comment, i = False, j + 2
+            continue
+        c = line[i]
+        if c in "\"'":
+            j = i + 1
+            while j < len(line) and line[j] != c:
+                j += 2 if line[j] == "\\" else 1
+            out.append(line[i:j + 1])
+            i = j + 1
+        elif line.startswith("/*", i):
+            in_comment, i = True, i + 2
+        elif line.startswith("//", i):
+            break
+        else:
+            out.append(c)
+            i += 1
+    return " ".join("".join(out).split()), in_comment
 
 
 def code_lines(diff):
-    """What a diff adds and removes that can change a figure of make bench, as a sorted
-    tuple of (file, sign, line): comment lines and lockdep assertions are left out, with
-    a macro used only inside them. Without CONFIG_LOCKDEP (the perf flavour: instructions
-    and throughput) an assertion emits nothing, and with it (the debug flavour: lock
-    counts) it takes no lock. A comment is followed through the context lines of its
-    side of the diff; a hunk that starts inside one counts its lines as code (strict)."""
-    out, macros = [], {}
+    """What a diff adds and removes that can change a figure of make bench, in diff
+    order, as (file, sign, code) with comments removed: a whole lockdep_assert*()
+    statement added or removed is left out, with a macro used only inside such
+    statements. Without CONFIG_LOCKDEP (the perf flavour: instructions and
+    throughput) an assertion emits nothing, and with it (the debug flavour: lock
+    counts) it takes no lock, so its arguments may only query lockdep. Anything the
+    parser is unsure of counts as code: a hunk that starts inside a comment, a
+    statement split by a context line, an assertion as an unbraced body."""
+    out = []
     for chunk in re.split(r"^diff --git ", diff, flags=re.M)[1:]:
         name = chunk.split()[0][2:]
-        comment = {"+": False, "-": False}
-        lockdep = macro = False
-        for raw in chunk.splitlines()[1:]:
+        lines = chunk.splitlines()[1:]
+        first = next((i for i, raw in enumerate(lines) if raw.startswith("@@")), len(lines))
+        # (sign, code) of every line, each side's comments followed on its own
+        seq, state, prev = [], {"+": False, "-": False}, {"+": "", "-": ""}
+        for raw in lines[first:]:
             if raw.startswith("@@"):
-                comment = {"+": False, "-": False}
+                state, prev = {"+": False, "-": False}, {"+": "", "-": ""}
+                seq.append(("@", ""))
                 continue
-            if not raw or raw[0] not in " +-" or raw.startswith(("+++", "---")):
+            if not raw or raw[0] not in " +-":
                 continue
-            line = raw[1:].strip()
             sides = "+-" if raw[0] == " " else raw[0]
-            in_comment = any(comment[x] for x in sides)
-            is_comment = in_comment or line.startswith(("/*", "//"))
+            codes = {}
             for x in sides:
-                if is_comment:
-                    comment[x] = "*/" not in line and (in_comment or line.startswith("/*"))
-            if raw[0] == " ":
+                codes[x], state[x] = strip_comments(raw[1:], state[x])
+            if raw[0] == " " and codes["+"] != codes["-"]:
+                # a context line that one side comments out: a change of that side
+                for x in "-+":
+                    if codes[x]:
+                        seq.append((x, codes[x], prev[x]))
+            else:
+                seq.append((raw[0], codes[sides[0]], prev[sides[0]]))
+            for x in sides:
+                if codes[x]:
+                    prev[x] = codes[x]
+        kept, macros, exempt_text = [], {}, []
+        i = 0
+        while i < len(seq):
+            item = seq[i]
+            if item[0] in "@ " or not item[1]:
+                i += 1
                 continue
-            sign = raw[0]
-            if macro:
-                macros[macro].append((name, sign, line))
-                macro = macro if line.endswith("\\") else False
+            sign, code, before = item
+            m = DEFINE.match(code)
+            if LOCKDEP_ASSERT.match(code) or (m and code.endswith("\\")):
+                j, text = i, []
+                while j < len(seq) and seq[j][0] == sign:
+                    text.append(seq[j][1])
+                    j += 1
+                    if LOCKDEP_ASSERT.match(code) and "".join(text).count("(") == \
+                            "".join(text).count(")") and text[-1].endswith(";"):
+                        break
+                    if m and not text[-1].endswith("\\"):
+                        break
+                whole = " ".join(text)
+                if m and not text[-1].endswith("\\"):
+                    macros.setdefault(m.group(1), []).append([(name, sign, t) for t in text])
+                    i = j
+                    continue
+                calls = re.findall(r"(\w+)\s*\(", whole)[1:]
+                unbraced = CONTROL.match(before) and not before.endswith(("{", ";", "}"))
+                if (LOCKDEP_ASSERT.match(code) and whole.endswith(");") and not unbraced and
+                        not re.search(r"[^=!<>]=[^=]|\+\+|--", whole)):
+                    exempt_text.append((whole, calls))
+                    i = j
+                    continue
+                kept += [(name, sign, t) for t in text]
+                i = j
                 continue
-            if is_comment or not line:
-                continue
-            if lockdep or LOCKDEP_ASSERT.match(line):
-                lockdep = not line.endswith(");")
-                continue
-            m = DEFINE.match(line)
-            if m and line.endswith("\\"):
-                macro = m.group(1)
-                macros[macro] = [(name, sign, line)]
-                continue
-            out.append((name, sign, line))
-    for macro, lines in macros.items():
-        if any(re.search(rf"\b{macro}\b", line) for _, _, line in out):
-            out += lines
-    return tuple(sorted(out))
+            kept.append((name, sign, code))
+            i += 1
+        context = [c for c in seq if c[0] == " " and c[1]]
+        for macro, defs in macros.items():
+            used = re.compile(rf"\b{macro}\b")
+            body = " ".join(t for d in defs for _, _, t in d)
+            pure = not re.search(r"[^=!<>]=[^=]|\+\+|--", body) and all(
+                QUERY.match(c) or c in macros or c == macro
+                for c in re.findall(r"(\w+)\s*\(", body))
+            if not pure or any(used.search(t) for _, _, t in kept) or \
+                    any(used.search(c[1]) for c in context):
+                for d in defs:
+                    kept += d
+        for whole, calls in exempt_text:
+            if any(not QUERY.match(c) and c not in macros for c in calls):
+                kept.append((name, "?", whole))
+        out += kept
+    return tuple(out)
 
 
 def merge_set(series_text):
@@ -126,7 +200,7 @@ def stale(patches, commit):
     for rel in merge_set(old_series):
         text = git_show(commit, f"kernel/patches/{rel}")
         if text is not None:
-            old[code_lines(diffs(text))] = (rel, diffs(text))
+            old.setdefault(code_lines(diffs(text)), (rel, diffs(text)))
     out, now = [], set()
     for rel, path in merge_set_files(patches):
         if rel.endswith("0000-cover-letter.patch"):
