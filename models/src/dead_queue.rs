@@ -37,6 +37,9 @@ pub struct Protocol {
     /// Arming takes the worker's lock to test whether the timer is queued; otherwise it tests
     /// it with a plain load first, as the workqueue's `delayed_work_pending()` did.
     pub arm_under_worker_lock: bool,
+    /// A flush that leaves tasks queued after it (queued while it ran, past the count it took)
+    /// arms the timer for them.
+    pub rearm_after_flush: bool,
 }
 
 pub const CORRECT: Protocol = Protocol {
@@ -45,6 +48,7 @@ pub const CORRECT: Protocol = Protocol {
     acquire_release: true,
     flush_lock: true,
     arm_under_worker_lock: true,
+    rearm_after_flush: true,
 };
 
 /// What races task 0's death.
@@ -54,6 +58,9 @@ pub enum Racer {
     Reader,
     /// The timer's flush, armed for task 1 and starting as task 0 dies.
     Timer,
+    /// The same, with task 1 queued on CPU 0 too: task 0 finds the queue not empty and arms
+    /// nothing, and the flush may count task 1 alone.
+    TimerSameQueue,
 }
 
 /// The properties the checks assert, for the tests to name.
@@ -85,19 +92,24 @@ struct World {
 }
 
 impl World {
-    fn new(proto: Protocol) -> Self {
+    fn new(proto: Protocol, racer: Racer) -> Self {
+        let (first, second) = if racer == Racer::TimerSameQueue {
+            (vec![1], vec![])
+        } else {
+            (vec![], vec![1])
+        };
         World {
             proto,
             queues: [
                 Queue {
-                    tasks: Mutex::new(Vec::new()),
+                    len: AtomicUsize::new(first.len()),
+                    tasks: Mutex::new(first),
                     flushing: Mutex::new(()),
-                    len: AtomicUsize::new(0),
                 },
                 Queue {
-                    tasks: Mutex::new(vec![1]),
+                    len: AtomicUsize::new(second.len()),
+                    tasks: Mutex::new(second),
                     flushing: Mutex::new(()),
-                    len: AtomicUsize::new(1),
                 },
             ],
             linked: Mutex::new([true; TASKS]),
@@ -167,20 +179,35 @@ impl World {
                 .proto
                 .flush_lock
                 .then(|| queue.flushing.lock().unwrap());
-            let taken = {
-                let mut tasks = queue.tasks.lock().unwrap();
-                if tasks.is_empty() {
-                    continue;
-                }
-                let taken = core::mem::take(&mut *tasks);
-                if !self.proto.zero_after_unlink {
-                    queue.len.store(0, store);
-                }
-                taken
+            // the count it will take, then one task a hold, oldest first, as the module
+            // takes UNLINK_MAX a hold
+            let mut left = queue.tasks.lock().unwrap().len();
+            if left == 0 {
+                continue;
+            }
+            while left != 0 {
+                let task = {
+                    let mut tasks = queue.tasks.lock().unwrap();
+                    if tasks.is_empty() {
+                        break;
+                    }
+                    let task = tasks.remove(0);
+                    if !self.proto.zero_after_unlink && tasks.is_empty() {
+                        queue.len.store(0, store);
+                    }
+                    task
+                };
+                self.unlink(&[task]);
+                left -= 1;
+            }
+            let rest = {
+                let tasks = queue.tasks.lock().unwrap();
+                queue.len.store(tasks.len(), store);
+                tasks.len()
             };
-            self.unlink(&taken);
-            let tasks = queue.tasks.lock().unwrap();
-            queue.len.store(tasks.len(), store);
+            if rest != 0 && self.proto.rearm_after_flush {
+                self.arm();
+            }
         }
     }
 
@@ -198,7 +225,7 @@ impl World {
 pub fn check(proto: Protocol, racer: Racer) {
     let builder = crate::builder();
     builder.check(move || {
-        let world = Arc::new(World::new(proto));
+        let world = Arc::new(World::new(proto, racer));
         let w = world.clone();
         let dying = thread::spawn(move || {
             w.dead(0, 0);
@@ -218,10 +245,10 @@ pub fn check(proto: Protocol, racer: Racer) {
                 }
                 other.join().unwrap();
             }
-            Racer::Timer => world.timer(),
+            Racer::Timer | Racer::TimerSameQueue => world.timer(),
         }
         dying.join().unwrap();
-        if racer == Racer::Timer {
+        if racer != Racer::Reader {
             let linked = *world.linked.lock().unwrap();
             assert!(
                 !linked.contains(&true) || world.queued_work.load(Ordering::Relaxed),

@@ -15,6 +15,7 @@ fn rejected_by(mutant: Protocol, racer: Racer, property: &str) {
 fn dead_queue_correct_protocol_against_flushes_and_the_timer() {
     check(CORRECT, Racer::Reader);
     check(CORRECT, Racer::Timer);
+    check(CORRECT, Racer::TimerSameQueue);
 }
 
 #[test]
@@ -86,5 +87,17 @@ fn mutant_arming_on_a_plain_test_is_harmless_to_readers() {
             ..CORRECT
         },
         Racer::Reader,
+    );
+}
+
+#[test]
+fn mutant_flush_leaving_tasks_without_rearming_leaves_a_task_queued_with_no_timer() {
+    rejected_by(
+        Protocol {
+            rearm_after_flush: false,
+            ..CORRECT
+        },
+        Racer::TimerSameQueue,
+        TIMER_LOST,
     );
 }
