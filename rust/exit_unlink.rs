@@ -108,7 +108,8 @@ impl Queue {
     }
 }
 
-/// Per-CPU queues of dead tasks, each unlinked under one `css_set_lock` acquisition.
+/// Per-CPU queues of dead tasks, unlinked off the context switch, under one `css_set_lock`
+/// acquisition for each [`UNLINK_MAX`] of a queue.
 pub(crate) struct Unlinker {
     batch: usize,
     /// One queue for each CPU id below `nr_cpu_ids`, indexed by [`current_cpu()`].
