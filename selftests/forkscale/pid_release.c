@@ -246,7 +246,7 @@ static void *race_exits_and_forks(void *arg)
 
 /*
  * At the limit, two threads each reap one of their children
- * and fork a replacement, thousands of times. Every fork follows the reap of
+ * and fork a replacement, 500 times each. Every fork follows the reap of
  * a child of the same thread, so stock never fails one; with the freed pids
  * waiting in batches, a fork that finds no pid must flush them and succeed,
  * even while the other CPU's flush or exit is in flight.
@@ -264,7 +264,7 @@ TEST_F_TIMEOUT(pid_max, exits_racing_forks_at_the_limit, 600)
 	ASSERT_EQ(0, pthread_barrier_init(&start, NULL, 3));
 	for (i = 0; i < 2; i++) {
 		r[i] = (struct racer){ .start = &start, .kids = self->kids + i * 8, .n = 8,
-				       .rounds = 1500 };
+				       .rounds = 500 };
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, race_exits_and_forks, &r[i]));
 	}
 	n = fill_pids(self->kids, &err);
@@ -293,7 +293,7 @@ TEST_F_TIMEOUT(pid_max, exits_racing_forks_at_the_limit, 600)
 	}
 	/* the batches were really in the way: forks at the limit had to flush */
 	EXPECT_LT(100, pid_stat("flush_pressure"));
-	TH_LOG("3000 exits raced forks at the limit (%d tasks): %d + %d EAGAIN, %lld pressure flushes",
+	TH_LOG("1000 exits raced forks at the limit (%d tasks): %d + %d EAGAIN, %lld pressure flushes",
 	       n, r[0].eagain, r[1].eagain, pid_stat("flush_pressure"));
 	for (i = 0; i < n; i++)
 		if (self->kids[i] != getpid())
