@@ -7,7 +7,8 @@
 # selftests once on each and compares them case by case (stock is the baseline
 # of selftests/forkscale/ksft-known-failures.txt, and of the committed
 # ksft-stock.txt, which make check compares with; UPDATE=1 rewrites it), and
-# the cgroup suites under the series' pinned read, and with cgroup2 remounted
+# the cgroup suites under the series' pinned read and its comparators seqcount
+# and rwlock, and with cgroup2 remounted
 # favordynmods on both. With a third kernel, the posted one (stock plus the
 # merge set alone, kernel/posted/), the same lookups and selftests on it
 # against stock too.
@@ -165,6 +166,12 @@ grep -ah '^ksft-error' "$out/stock/results.log" "$out/series/results.log" |
 grep '^cgroup/' "$out/ksft-stock.txt" > "$out/ksft-stock-cgroup.txt"
 same "$out/ksft-stock-cgroup.txt" "$out/ksft-series-pinned.txt" \
 	"under pinned as on stock 7.3"
+# make bench's comparators, the seed's seqcount read and Koutny's rwlock, which
+# make check runs no kernel suite under (kernel_selftests.sh)
+for r in seqcount rwlock; do
+	ksft series "ksft-$r" > "$out/ksft-series-$r.txt"
+	same "$out/ksft-stock-cgroup.txt" "$out/ksft-series-$r.txt" "under $r as on stock 7.3"
+done
 if [ "$(cut -d' ' -f1 "$out/ksft-stock-cgroup.txt" | uniq | wc -l)" -ge 4 ] &&
 	[ "$(cut -d' ' -f1 "$out/ksft-stock-favordynmods.txt" | uniq | wc -l)" -ge 4 ]; then
 	same "$out/ksft-stock-favordynmods.txt" "$out/ksft-series-favordynmods.txt" \
