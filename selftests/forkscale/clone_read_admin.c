@@ -157,7 +157,8 @@ FIXTURE_TEARDOWN(storm) {}
 
 /*
  * insmod/rmmod cycles (FORKSCALE_LOAD_CYCLES, 100 by default) while processes
- * fork and threads come and go.
+ * fork and threads come and go, each load with all four takeovers: the read,
+ * pid batching, the batched exit unlink and pid blocks.
  */
 TEST_F_TIMEOUT(storm, load_unload_under_fork_storm, 600)
 {
@@ -187,12 +188,14 @@ TEST_F_TIMEOUT(storm, load_unload_under_fork_storm, 600)
 	/* the storm's own cgroup gives it a css_set that must go away again */
 	ASSERT_EQ(0, move_pid("forkscale_cr_storm", storm[0]));
 	/*
-	 * With a 1 s delay, pids are still queued when the module goes:
-	 * with 10 ms the timer empties the queues during the unload's grace
-	 * period, and the unload flush would have nothing to free.
+	 * With a 1 s delay, pids and dead tasks are still queued when the
+	 * module goes: with 10 ms the timer empties the queues during the
+	 * unload's grace period, and the unload flush would have nothing to
+	 * free or unlink.
 	 */
 	for (i = 0; i < cycles; i++) {
-		loads += load_module_args("pid_max_delay_ms=1000") == 0;
+		loads += load_module_args("pid_max_delay_ms=1000 dead_batch=32 "
+					  "dead_max_delay_ms=1000 pid_block=16") == 0;
 		fork_some(1);
 		unloads += unload_module() == 0;
 	}
@@ -206,8 +209,10 @@ TEST_F_TIMEOUT(storm, load_unload_under_fork_storm, 600)
 	EXPECT_EQ(cycles, unloads);
 	EXPECT_EQ(0, stats_impl_is("locked"));
 	EXPECT_EQ(0, wait_css_sets(baseline, 5000));
-	/* each unload freed every pid it had queued */
+	/* each unload freed every pid and unlinked every task it had queued */
 	EXPECT_EQ(imbalances, unload_imbalances());
+	/* and gave back every number its blocks held */
+	EXPECT_EQ(0, stat_value("/sys/kernel/debug/pid_block/stats", "waiting"));
 	TH_LOG("%d load/unload cycles; css_sets back at %lld", cycles, baseline);
 }
 

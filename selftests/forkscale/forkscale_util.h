@@ -424,15 +424,19 @@ static inline int log_lines(const char *prefix)
 }
 
 /*
- * Counts the "forkscale: pid release:" lines in the kernel log: the module
- * prints one only when an unload found its books unbalanced (a pid queued but
- * not freed, or one still pending); a clean unload prints nothing. Returns
- * the count, or -1 if the log cannot be read. The log holds what earlier tests
- * of the boot printed: a test compares it with the count it began with.
+ * Counts the "forkscale: pid release:" and "forkscale: exit unlink:" lines in
+ * the kernel log: the module prints one only when an unload found its books
+ * unbalanced (a pid or a dead task queued but not freed or unlinked, or one
+ * still pending); a clean unload prints nothing. Returns the count, or -1 if
+ * the log cannot be read. The log holds what earlier tests of the boot
+ * printed: a test compares it with the count it began with.
  */
 static inline int unload_imbalances(void)
 {
-	return log_lines("forkscale: pid release: ");
+	int pids = log_lines("forkscale: pid release: ");
+	int tasks = log_lines("forkscale: exit unlink: ");
+
+	return pids < 0 || tasks < 0 ? -1 : pids + tasks;
 }
 
 #endif
