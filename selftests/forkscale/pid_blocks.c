@@ -561,6 +561,60 @@ TEST_F(blocks, pid_max_write_keeps_the_next_number)
 	EXPECT_EQ(want, spawn_exit());
 }
 
+/* the last field of /proc/loadavg: the last pid created, or -1 */
+static long loadavg_last_pid(void)
+{
+	char buf[128], *last;
+
+	if (read_file("/proc/loadavg", buf, sizeof(buf)))
+		return -1;
+	last = strrchr(buf, ' ');
+	return last ? atol(last + 1) : -1;
+}
+
+/*
+ * Whether reads of the last pid give @nr: the fifth field of /proc/loadavg
+ * and ns_last_pid, as proc(5) documents them, or else a number that a task
+ * started since holds (a kernel thread may start meanwhile, as on stock).
+ */
+static int last_pid_is(struct __test_metadata *_metadata, const char *when, int nr)
+{
+	long loadavg = loadavg_last_pid(), ns_last = read_long(NS_LAST_PID);
+	int ok = (loadavg == nr || (loadavg > 0 && nr_used(loadavg))) &&
+		 (ns_last == nr || (ns_last > 0 && nr_used(ns_last)));
+
+	if (!ok)
+		TH_LOG("%s: loadavg gives %ld, ns_last_pid %ld, where the last pid is %d",
+		       when, loadavg, ns_last, nr);
+	return ok;
+}
+
+/*
+ * The last pid read is the last created, on every CPU: with blocks, a fork
+ * takes its number from its CPU's block, whose numbers lie below the newest
+ * block's end, where the cursor is. A write of ns_last_pid is read back until
+ * the next fork.
+ */
+TEST_F(blocks, last_pid_is_the_last_fork)
+{
+	char when[64];
+	int round, first;
+	pid_t pid;
+
+	for (round = 0; round < 4 * self->cpus; round++) {
+		ASSERT_EQ(0, pin_cpu(round % self->cpus));
+		pid = spawn_exit();
+		ASSERT_LT(0, pid);
+		snprintf(when, sizeof(when), "round %d, cpu %d", round, round % self->cpus);
+		EXPECT_TRUE(last_pid_is(_metadata, when, pid));
+	}
+	first = free_run();
+	ASSERT_LT(0, first);
+	EXPECT_TRUE(last_pid_is(_metadata, "after a write of ns_last_pid", first - 1));
+	EXPECT_EQ(first, spawn_exit());
+	EXPECT_TRUE(last_pid_is(_metadata, "after the fork that followed it", first));
+}
+
 static void *thread_exits(void *arg)
 {
 	return NULL;
