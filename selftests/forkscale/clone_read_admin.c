@@ -156,13 +156,13 @@ FIXTURE_SETUP(storm) {}
 FIXTURE_TEARDOWN(storm) {}
 
 /*
- * insmod/rmmod cycles (FORKSCALE_LOAD_CYCLES, 100 by default) while processes
+ * insmod/rmmod cycles (FORKSCALE_LOAD_CYCLES, 60 by default) while processes
  * fork and threads come and go, each load with all four takeovers: the read,
  * pid batching, the batched exit unlink and pid blocks.
  */
 TEST_F_TIMEOUT(storm, load_unload_under_fork_storm, 600)
 {
-	int cycles = env_int("FORKSCALE_LOAD_CYCLES", 100), i, loads = 0, unloads = 0;
+	int cycles = env_int("FORKSCALE_LOAD_CYCLES", 60), i, loads = 0, unloads = 0;
 	/* the kernel log holds what tests before this one printed: count from here */
 	int imbalances = unload_imbalances();
 	long long baseline;
