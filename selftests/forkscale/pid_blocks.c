@@ -93,7 +93,9 @@ static int used_in(int lo, int hi)
 
 /*
  * Writes ns_last_pid so that the next WINDOW numbers are free, well past
- * every number handed out or reserved: the first of them, or -1.
+ * every number handed out (which ns_last_pid reads) and, on a guest of a few
+ * CPUs, every number their blocks reserved: the first of them, or -1. (The
+ * write gives any waiting number back, so a block is never in the way.)
  */
 static int free_run(void)
 {
